@@ -1,0 +1,22 @@
+"""DiffLab: a lab for differentiable physics.
+
+Define a model as an Equinox module (or pick one with ``difflab.models.get``), then
+``simulate``, ``stream``, sweep and fit it with JAX.
+"""
+
+from . import _config
+from ._config import precision as precision
+from ._config import set_precision as set_precision
+from ._version import __version__ as __version__
+from . import models as models
+from . import solvers as solvers
+from .models import HamiltonianModel as HamiltonianModel
+from .models import Model as Model
+from .models import SDEModel as SDEModel
+from .models import param as param
+from .solvers import Result as Result
+from .solvers import SimulationError as SimulationError
+from .solvers import Trajectory as Trajectory
+from .solvers import simulate as simulate
+
+del _config

@@ -1,0 +1,114 @@
+"""Integration kernels, and their derivatives as forward sensitivities carried in the solve.
+
+``integrate(plan, args)`` returns ``(ys, result, steps)``. Its JVP rule computes the
+Jacobian of ``ys`` with respect to every input that is being differentiated (found through
+symbolic zeros) by pushing a basis of tangents through the same loop, as CVODES does, and
+contracts it with the incoming tangent. That rule is linear in the tangents, so
+``jax.grad`` transposes it: reverse mode costs one forward pass with a few extra
+tangents, needs no tape, and works through loops whose trip count is a traced value.
+"""
+
+import functools
+
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax.custom_derivatives import SymbolicZero
+from jax.flatten_util import ravel_pytree
+
+from ._adaptive import Adaptive
+from ._result import Result, mark_diverged
+
+
+def step_count(t0, t1, dt):
+    """The number of fixed steps of at most ``dt`` that cover ``[t0, t1]``."""
+    n = jnp.ceil((t1 - t0) / dt * (1.0 - 1e-12))
+    return jnp.maximum(n, 1).astype(jnp.int64 if jax.config.jax_enable_x64 else jnp.int32)
+
+
+def save_step(j, n_steps, n_intervals):
+    """The step index at which save point ``j`` is taken (clipped to the last step)."""
+    j = jnp.minimum(j, n_intervals)
+    return (j * n_steps) // n_intervals
+
+
+def advance(stepper, model, y, t0, h, n_steps, n_intervals, first, count, key):
+    """Step through save intervals ``first .. first + count - 1``; the state at each end."""
+
+    def one_step(i, y):
+        dw = None
+        if stepper.stochastic:
+            noise = jax.random.normal(jax.random.fold_in(key, i), y.shape, y.dtype)
+            dw = noise * jnp.sqrt(h)
+        return stepper.step(model, t0 + i * h, y, h, dw)
+
+    def interval(y, j):
+        start = save_step(j, n_steps, n_intervals)
+        stop = save_step(j + 1, n_steps, n_intervals)
+        y = jax.lax.fori_loop(start, stop, one_step, y)
+        return y, y
+
+    return jax.lax.scan(interval, y, first + jnp.arange(count))
+
+
+class Plan(eqx.Module):
+    """Everything static about one solve: the solver, the model's static part, sizes."""
+
+    solver: eqx.Module
+    model_static: eqx.Module
+    n_save: int = eqx.field(static=True)
+    max_steps: int = eqx.field(static=True)
+
+    def run(self, args):
+        model = eqx.combine(args["model"], self.model_static)
+        if isinstance(self.solver, Adaptive):
+            return self._run_adaptive(model, args)
+        return self._run_fixed(model, args)
+
+    def _run_fixed(self, model, a):
+        n_steps = step_count(a["t0"], a["t1"], a["dt"])
+        h = (a["t1"] - a["t0"]) / n_steps
+        n = self.n_save - 1
+        _, ys = advance(self.solver, model, a["y0"], a["t0"], h, n_steps, n, 0, n, a["key"])
+        ys = jnp.concatenate([a["y0"][None], ys])
+        return ys, mark_diverged(jnp.int32(Result.SUCCESS), ys), n_steps
+
+    def _run_adaptive(self, model, a):
+        ts = jnp.linspace(a["t0"], a["t1"], self.n_save)
+        return self.solver.solve(
+            model, a["y0"], a["t0"], a["t1"], ts, a["dt"], a["rtol"], a["atol"], self.max_steps
+        )
+
+
+@functools.partial(jax.custom_jvp, nondiff_argnums=(0,))
+def integrate(plan: Plan, args: dict):
+    """``(ys, result, steps)`` of ``plan`` run on the traced ``args``."""
+    return plan.run(args)
+
+
+def _integrate_jvp(plan, primals, tangents):
+    (args,), (targs,) = primals, tangents
+    leaves, treedef = jax.tree.flatten(args)
+    tleaves = treedef.flatten_up_to(targs)
+    live = [i for i, t in enumerate(tleaves) if not isinstance(t, SymbolicZero)]
+    x, unravel = ravel_pytree([leaves[i] for i in live])
+    tx, _ = ravel_pytree([tleaves[i] for i in live])
+
+    def run_at(x):
+        values = list(leaves)
+        for i, v in zip(live, unravel(x)):
+            values[i] = v
+        return plan.run(treedef.unflatten(values))
+
+    def push(v):
+        out, tangent = jax.jvp(run_at, (x,), (v,))
+        return out, tangent[0]
+
+    basis = jnp.eye(x.size, dtype=x.dtype)
+    (ys, result, steps), jac = jax.vmap(push, out_axes=(None, -1))(basis)
+    zeros = (np.zeros(result.shape, jax.dtypes.float0), np.zeros(steps.shape, jax.dtypes.float0))
+    return (ys, result, steps), (jac @ tx, *zeros)
+
+
+integrate.defjvp(_integrate_jvp, symbolic_zeros=True)

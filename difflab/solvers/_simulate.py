@@ -1,0 +1,168 @@
+"""``simulate``: one trajectory of a model, jitted once and reused for any values."""
+
+import time
+
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from ..models import Model
+from ._adaptive import Adaptive
+from ._catalog import resolve_solver
+from ._integrate import Plan, integrate, save_step, step_count
+from ._result import Result, message
+from ._trajectory import Trajectory
+
+DEFAULT_N_SAVE = 1001
+
+
+class SimulationError(RuntimeError):
+    """A simulation did not succeed; ``result`` holds its :class:`Result` code."""
+
+    def __init__(self, text: str, result: Result):
+        super().__init__(text)
+        self.result = result
+
+
+def _is_concrete(x) -> bool:
+    return not isinstance(x, jax.core.Tracer)
+
+
+def _float(x, name: str):
+    try:
+        value = jnp.asarray(x, dtype=jnp.result_type(float))
+    except (TypeError, ValueError):
+        raise TypeError(f"{name} must be a number, not {x!r}") from None
+    if value.shape != ():
+        raise ValueError(f"{name} must be a scalar, not an array of shape {value.shape}")
+    return value
+
+
+def _check_positive(value, name: str) -> None:
+    if _is_concrete(value) and not float(value) > 0:
+        raise ValueError(f"{name} must be positive, got {float(value)}")
+
+
+def _initial_state(model: Model, y0):
+    y0 = model.initial_state() if y0 is None else y0
+    y0 = jnp.asarray(y0, dtype=jnp.result_type(float))
+    n = len(model.state_names)
+    if y0.shape != (n,):
+        raise ValueError(
+            f"{type(model).__name__} has {n} states {model.state_names}, "
+            f"but the initial state has shape {y0.shape}"
+        )
+    return y0
+
+
+def _default_n_save(t0, t1, dt, solver) -> int:
+    if isinstance(solver, Adaptive) or not all(map(_is_concrete, (t0, t1, dt))):
+        return DEFAULT_N_SAVE
+    return int(min(DEFAULT_N_SAVE, int(step_count(t0, t1, dt)) + 1))
+
+
+def prepare(model, t1, *, t0, dt, solver, n_save, y0, key, rtol, atol, max_steps):
+    """Check the arguments of a run and turn them into a static plan and traced args."""
+    if not isinstance(model, Model):
+        raise TypeError(f"model must be a difflab.Model, not {type(model).__name__}")
+    solver = resolve_solver(solver, model)
+    t0, t1 = _float(t0, "t0"), _float(t1, "t1")
+    if all(map(_is_concrete, (t0, t1))) and not float(t1) > float(t0):
+        raise ValueError(f"t1 ({float(t1)}) must be greater than t0 ({float(t0)})")
+    if dt is None and not isinstance(solver, Adaptive):
+        dt = (t1 - t0) / (DEFAULT_N_SAVE - 1)
+    if dt is not None:
+        dt = _float(dt, "dt")
+        _check_positive(dt, "dt")
+    rtol, atol = _float(rtol, "rtol"), _float(atol, "atol")
+    _check_positive(rtol, "rtol")
+    _check_positive(atol, "atol")
+    if n_save is None:
+        n_save = _default_n_save(t0, t1, dt, solver)
+    if int(n_save) < 2:
+        raise ValueError(f"n_save must be at least 2, got {n_save}")
+    if solver.stochastic and key is None:
+        raise ValueError("a stochastic model needs key=jax.random.key(...)")
+    dynamic, static = eqx.partition(model, eqx.is_array)
+    plan = Plan(solver, static, int(n_save), int(max_steps))
+    args = dict(model=dynamic, y0=_initial_state(model, y0), t0=t0, t1=t1, dt=dt,
+                rtol=rtol, atol=atol, key=key)
+    return plan, args
+
+
+def save_times(plan: Plan, args):
+    """The times of the saved states."""
+    if isinstance(plan.solver, Adaptive):
+        return jnp.linspace(args["t0"], args["t1"], plan.n_save)
+    n_steps = step_count(args["t0"], args["t1"], args["dt"])
+    h = (args["t1"] - args["t0"]) / n_steps
+    j = jnp.arange(plan.n_save)
+    return args["t0"] + save_step(j, n_steps, plan.n_save - 1) * h
+
+
+@eqx.filter_jit
+def _solve(plan, args):
+    ys, result, steps = integrate(plan, args)
+    return save_times(plan, args), ys, result, steps
+
+
+def simulate(
+    model: Model,
+    t1,
+    *,
+    t0=0.0,
+    dt=None,
+    solver=None,
+    n_save: int | None = None,
+    y0=None,
+    key=None,
+    rtol=1e-6,
+    atol=1e-9,
+    max_steps: int = 100_000,
+    throw: bool = True,
+) -> Trajectory:
+    """Simulate ``model`` from ``t0`` to ``t1`` and return its :class:`Trajectory`.
+
+    Args:
+        model: a :class:`difflab.Model` instance.
+        t1, t0: the end and start times.
+        dt: the step of a fixed-step solver (the last steps are shortened evenly so
+            they end at ``t1``); the initial step of an adaptive one (``None``: chosen
+            automatically). Fixed-step default: ``(t1 - t0) / 1000``.
+        solver: a name (``"euler"``, ``"heun"``, ``"rk4"``, ``"leapfrog"``,
+            ``"euler_maruyama"``, ``"tsit5"``, ``"dopri5"``, ``"dopri8"``,
+            ``"kvaerno5"``) or a solver object. Default ``"rk4"``
+            (``"euler_maruyama"`` for SDE models).
+        n_save: how many states to keep, evenly spaced from ``t0`` to ``t1``
+            (default: every step, at most 1001).
+        y0: the initial state (default ``model.initial_state()``).
+        key: a ``jax.random`` key, needed by stochastic models.
+        rtol, atol: tolerances of adaptive solvers.
+        max_steps: the most steps an adaptive solver may take.
+        throw: raise :class:`SimulationError` if the run fails; with ``False`` the
+            failure is recorded in ``Trajectory.result``.
+
+    Parameter values, ``y0``, ``t0``, ``t1``, ``dt`` and tolerances are traced: changing
+    them reuses the compiled program.
+    """
+    plan, args = prepare(model, t1, t0=t0, dt=dt, solver=solver, n_save=n_save, y0=y0,
+                         key=key, rtol=rtol, atol=atol, max_steps=max_steps)
+    start = time.perf_counter()
+    ts, ys, result, steps = _solve(plan, args)
+    concrete = _is_concrete(ys)
+    wall = time.perf_counter() - start if concrete else None
+    if throw:
+        ys = _raise_if_failed(model, ys, result)
+    return Trajectory(ts, ys, result, steps, tuple(model.state_names), wall)
+
+
+def _raise_if_failed(model, ys, result):
+    if _is_concrete(result):
+        code = int(np.max(np.asarray(result)))
+        if code != Result.SUCCESS:
+            raise SimulationError(
+                f"{type(model).__name__}: {message(code)}", Result(code)
+            )
+        return ys
+    return eqx.error_if(ys, result != Result.SUCCESS, "simulation failed (throw=True)")
