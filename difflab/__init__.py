@@ -18,5 +18,6 @@ from .solvers import Result as Result
 from .solvers import SimulationError as SimulationError
 from .solvers import Trajectory as Trajectory
 from .solvers import simulate as simulate
+from .solvers import stream as stream
 
 del _config

@@ -1,6 +1,6 @@
 """What is simulated: the Model base classes, the built-in library and its registry."""
 
-from . import _chaos, _mechanics  # noqa: F401  (registers the built-in models)
+from . import _biology, _chaos, _fields, _mechanics, _neural, _stochastic  # noqa: F401  (registers the built-in models)
 from ._base import HamiltonianModel as HamiltonianModel
 from ._base import Model as Model
 from ._base import ParamSpec as ParamSpec

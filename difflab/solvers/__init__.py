@@ -6,6 +6,8 @@ from ._result import Result as Result
 from ._simulate import SimulationError as SimulationError
 from ._simulate import simulate as simulate
 from ._steppers import RK4 as RK4
+from ._stream import Chunk as Chunk
+from ._stream import stream as stream
 from ._steppers import AbstractStepper as AbstractStepper
 from ._steppers import Euler as Euler
 from ._steppers import EulerMaruyama as EulerMaruyama

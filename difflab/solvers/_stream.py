@@ -1,0 +1,83 @@
+"""``stream``: a simulation advanced in jitted chunks, each handed to the host as it ends.
+
+The GUI plots each chunk, the CLI moves its progress bar, the HDF5 writer appends it.
+Stop by leaving the loop (or calling ``close()`` on the generator): no further chunk runs.
+"""
+
+import dataclasses
+from collections.abc import Iterator
+
+import equinox as eqx
+import jax.numpy as jnp
+import numpy as np
+
+from ._adaptive import Adaptive
+from ._integrate import advance, step_count
+from ._result import Result, mark_diverged, message
+from ._simulate import SimulationError, prepare, save_times
+
+
+@dataclasses.dataclass(frozen=True)
+class Chunk:
+    """Saved points ``start .. start + len(ts) - 1`` of a streamed run, on the host."""
+
+    ts: np.ndarray
+    ys: np.ndarray
+    start: int
+    total: int
+    result: Result
+
+    @property
+    def progress(self) -> float:
+        """The fraction of the run done once this chunk is in."""
+        return (self.start + len(self.ts)) / self.total
+
+
+@eqx.filter_jit
+def _fixed_chunk(plan, args, y, first, size):
+    model = eqx.combine(args["model"], plan.model_static)
+    n_steps = step_count(args["t0"], args["t1"], args["dt"])
+    h = (args["t1"] - args["t0"]) / n_steps
+    n = plan.n_save - 1
+    _, ys = advance(plan.solver, model, y, args["t0"], h, n_steps, n, first - 1, size, args["key"])
+    return ys, mark_diverged(jnp.int32(Result.SUCCESS), ys)
+
+
+@eqx.filter_jit
+def _adaptive_chunk(plan, args, y, first, size):
+    model = eqx.combine(args["model"], plan.model_static)
+    grid = jnp.linspace(args["t0"], args["t1"], plan.n_save)
+    ts = grid[jnp.minimum(first + jnp.arange(size), plan.n_save - 1)]
+    ys, result, _ = plan.solver.solve(
+        model, y, grid[first - 1], ts[-1], ts, args["dt"], args["rtol"], args["atol"],
+        plan.max_steps,
+    )
+    return ys, result
+
+
+def stream(model, t1, *, chunk_size: int = 100, throw: bool = True, **options) -> Iterator[Chunk]:
+    """Yield a simulation chunk by chunk, ``chunk_size`` saved points at a time.
+
+    Takes the arguments of :func:`simulate`. The points of all chunks, joined, equal
+    ``simulate``'s trajectory; the first chunk starts with the initial state. A failed
+    chunk ends the stream (raising :class:`SimulationError` when ``throw``).
+    """
+    if chunk_size < 1:
+        raise ValueError(f"chunk_size must be at least 1, got {chunk_size}")
+    options = {"t0": 0.0, "dt": None, "solver": None, "n_save": None, "y0": None,
+               "key": None, "rtol": 1e-6, "atol": 1e-9, "max_steps": 100_000, **options}
+    plan, args = prepare(model, t1, **options)
+    run_chunk = _adaptive_chunk if isinstance(plan.solver, Adaptive) else _fixed_chunk
+    ts = np.asarray(save_times(plan, args))
+    y = args["y0"]
+    yield Chunk(ts[:1], np.asarray(y)[None], 0, plan.n_save, Result.SUCCESS)
+    for first in range(1, plan.n_save, chunk_size):
+        ys, result = run_chunk(plan, args, y, jnp.asarray(first), chunk_size)
+        count = min(chunk_size, plan.n_save - first)
+        ys, result = np.asarray(ys[:count]), Result(int(result))
+        if result != Result.SUCCESS and throw:
+            raise SimulationError(f"{type(model).__name__}: {message(result)}", result)
+        yield Chunk(ts[first : first + count], ys, first, plan.n_save, result)
+        if result != Result.SUCCESS:
+            return
+        y = jnp.asarray(ys[-1])

@@ -1,0 +1,162 @@
+"""simulate and stream: the contract, result codes, compile-once, and SDE keys."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import difflab as dl
+import difflab.solvers._integrate as integrate_module
+
+
+class Decay(dl.Model):
+    rate: float = 1.0
+    state_names = ("u",)
+
+    def vector_field(self, t, y):
+        return -self.rate * y
+
+    def initial_state(self):
+        return jnp.array([1.0])
+
+
+class Noisy(dl.SDEModel):
+    sigma: float = 0.5
+    state_names = ("x", "y")
+
+    def vector_field(self, t, y):
+        return -y
+
+    def diffusion(self, t, y):
+        return self.sigma * jnp.ones_like(y)
+
+    def initial_state(self):
+        return jnp.zeros(2)
+
+
+def test_trajectory_contract():
+    traj = dl.simulate(Decay(rate=2.0), 1.0, dt=1e-3, n_save=11)
+    assert traj.ts.shape == (11,) and traj.ys.shape == (11, 1)
+    assert traj.ok and traj.message == "success" and int(traj.steps) == 1000
+    np.testing.assert_allclose(traj["u"], np.exp(-2.0 * np.asarray(traj.ts)), rtol=1e-10)
+    assert traj.wall_time > 0
+    with pytest.raises(KeyError, match="states are u"):
+        traj["nope"]
+
+
+def test_saving_every_kth_step_keeps_runs_small():
+    traj = dl.simulate(Decay(), 10.0, dt=1e-4)
+    assert int(traj.steps) == 100_000 and traj.ys.shape == (1001, 1)
+
+
+def test_same_key_same_path_and_other_key_other_path():
+    run = lambda k: dl.simulate(Noisy(), 1.0, dt=1e-2, key=jax.random.key(k)).ys
+    np.testing.assert_array_equal(run(3), run(3))
+    assert not np.allclose(run(3), run(4))
+
+
+def test_stochastic_model_needs_a_key_and_the_right_solver():
+    with pytest.raises(ValueError, match="key"):
+        dl.simulate(Noisy(), 1.0)
+    with pytest.raises(ValueError, match="euler_maruyama"):
+        dl.simulate(Noisy(), 1.0, solver="rk4", key=jax.random.key(0))
+
+
+def test_max_steps_is_a_result_code_or_an_error():
+    model = dl.models.get("lorenz")()
+    traj = dl.simulate(model, 10.0, solver="tsit5", max_steps=10, throw=False)
+    assert traj.result == dl.Result.MAX_STEPS_REACHED and not traj.ok
+    assert "max_steps" in traj.message
+    with pytest.raises(dl.SimulationError, match="max_steps") as info:
+        dl.simulate(model, 10.0, solver="tsit5", max_steps=10)
+    assert info.value.result == dl.Result.MAX_STEPS_REACHED
+
+
+def test_divergence_is_recorded_not_silently_nan():
+    traj = dl.simulate(Decay(rate=1e4), 100.0, dt=0.1, solver="euler", throw=False)
+    assert traj.result == dl.Result.DIVERGED
+    with pytest.raises(dl.SimulationError, match="diverged"):
+        dl.simulate(Decay(rate=1e4), 100.0, dt=0.1, solver="euler")
+
+
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        (dict(solver="rk5"), "unknown solver 'rk5'; did you mean rk4"),
+        (dict(dt=-1.0), "dt must be positive"),
+        (dict(t0=2.0), "t1 .* must be greater than t0"),
+        (dict(y0=jnp.zeros(3)), "has 1 states"),
+        (dict(n_save=1), "n_save must be at least 2"),
+        (dict(solver="leapfrog"), "needs a HamiltonianModel"),
+    ],
+)
+def test_bad_arguments_raise_before_tracing(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        dl.simulate(Decay(), 1.0, **kwargs)
+
+
+def _count_traces(monkeypatch):
+    count = {"n": 0}
+    run = integrate_module.Plan.run
+
+    def counting_run(self, args):
+        count["n"] += 1
+        return run(self, args)
+
+    monkeypatch.setattr(integrate_module.Plan, "run", counting_run)
+    return count
+
+
+def test_changing_values_never_recompiles(monkeypatch):
+    class Fresh(Decay):  # a class no other test has compiled
+        pass
+
+    count = _count_traces(monkeypatch)
+    dl.simulate(Fresh(), 10.0, dt=1e-3)
+    for kwargs in [dict(), dict(y0=jnp.array([3.0])), dict(t1=20.0), dict(dt=2e-3),
+                   dict(t0=1.0, t1=11.0)]:
+        options = dict(t1=10.0, dt=1e-3) | kwargs
+        dl.simulate(Fresh(rate=0.5), options.pop("t1"), **options)
+    assert count["n"] == 1
+
+
+def test_changing_tolerances_never_recompiles(monkeypatch):
+    class Fresh(Decay):
+        pass
+
+    count = _count_traces(monkeypatch)
+    for rtol, rate, t1 in [(1e-6, 1.0, 1.0), (1e-9, 2.0, 3.0), (1e-4, 0.5, 2.0)]:
+        traj = dl.simulate(Fresh(rate=rate), t1, solver="tsit5", rtol=rtol, atol=rtol)
+        np.testing.assert_allclose(traj["u"][-1], np.exp(-rate * t1), rtol=100 * rtol)
+    assert count["n"] == 1
+
+
+@pytest.mark.parametrize("solver", ["rk4", "tsit5"])
+def test_stream_joins_into_the_trajectory(solver):
+    model = dl.models.get("lorenz")()
+    kw = dict(dt=1e-3, solver=solver, n_save=301, rtol=1e-10, atol=1e-10)
+    traj = dl.simulate(model, 3.0, **kw)
+    chunks = list(dl.stream(model, 3.0, chunk_size=64, **kw))
+    assert [c.start for c in chunks] == [0, 1, 65, 129, 193, 257]
+    assert chunks[-1].progress == 1.0
+    np.testing.assert_array_equal(np.concatenate([c.ts for c in chunks]), traj.ts)
+    # Fixed steps repeat exactly; adaptive ones restart step control at each chunk.
+    atol = 0 if solver == "rk4" else 1e-6
+    np.testing.assert_allclose(np.concatenate([c.ys for c in chunks]), traj.ys, atol=atol)
+
+
+def test_stream_stops_between_chunks():
+    chunks = dl.stream(Decay(), 1.0, dt=1e-3, n_save=101, chunk_size=10)
+    seen = [next(chunks), next(chunks)]
+    chunks.close()
+    assert [c.start for c in seen] == [0, 1]
+    with pytest.raises(StopIteration):
+        next(chunks)
+
+
+def test_stream_reports_failure():
+    chunks = list(dl.stream(Decay(rate=1e4), 100.0, dt=0.1, solver="euler", chunk_size=3,
+                            throw=False))
+    assert chunks[-1].result == dl.Result.DIVERGED
+    with pytest.raises(dl.SimulationError):
+        list(dl.stream(Decay(rate=1e4), 100.0, dt=0.1, solver="euler", chunk_size=3))
