@@ -4,9 +4,10 @@ from typing import ClassVar
 
 import diffrax
 import equinox as eqx
+import jax.numpy as jnp
 
 from ..models import Model, SDEModel
-from ._result import from_diffrax
+from ._result import Result, mark_diverged
 
 
 class Adaptive(eqx.Module):
@@ -20,6 +21,7 @@ class Adaptive(eqx.Module):
     pcoeff: float = eqx.field(static=True, default=0.4)
     icoeff: float = eqx.field(static=True, default=1.0)
     stochastic: ClassVar[bool] = False
+    adaptive: ClassVar[bool] = True
 
     def check(self, model: Model) -> None:
         if isinstance(model, SDEModel):
@@ -49,3 +51,18 @@ class Adaptive(eqx.Module):
             adjoint=diffrax.ForwardMode(),
         )
         return sol.ys, from_diffrax(sol.result, sol.ys), sol.stats["num_steps"]
+
+
+def from_diffrax(result, ys):
+    """Map a diffrax result (and the saved states) to a :class:`Result` code, under jit."""
+    R = diffrax.RESULTS
+    code = jnp.select(
+        [
+            result == R.successful,
+            result == R.max_steps_reached,
+            result == R.dt_min_reached,
+        ],
+        [Result.SUCCESS, Result.MAX_STEPS_REACHED, Result.STEP_SIZE_TOO_SMALL],
+        Result.SOLVER_FAILED,
+    )
+    return mark_diverged(code, ys)

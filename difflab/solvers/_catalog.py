@@ -1,33 +1,54 @@
-"""Solvers by name: ``"rk4"``, ``"tsit5"``, ... or a solver object passed as it is."""
+"""Solvers by name: ``"rk4"``, ``"tsit5"``, ... or a solver object passed as it is.
+
+diffrax is imported only when an adaptive solver is first asked for, which keeps
+``import difflab`` (and so the first result) quick.
+"""
 
 import difflib
 
-import diffrax
-
 from ..models import Model, SDEModel
-from ._adaptive import Adaptive
 from ._steppers import RK4, AbstractStepper, Euler, EulerMaruyama, Heun, Leapfrog
 
-SOLVERS = {
+FIXED = {
     "euler": Euler(),
     "heun": Heun(),
     "rk4": RK4(),
     "leapfrog": Leapfrog(),
     "euler_maruyama": EulerMaruyama(),
-    "tsit5": Adaptive(diffrax.Tsit5()),
-    "dopri5": Adaptive(diffrax.Dopri5()),
-    "dopri8": Adaptive(diffrax.Dopri8()),
-    "kvaerno5": Adaptive(diffrax.Kvaerno5(), pcoeff=0.3, icoeff=0.3),
 }
+ADAPTIVE = ("tsit5", "dopri5", "dopri8", "kvaerno5")
 
 
 def available_solvers() -> list[str]:
     """The names ``solver=`` accepts."""
-    return list(SOLVERS)
+    return [*FIXED, *ADAPTIVE]
 
 
 def default_solver(model: Model) -> str:
     return "euler_maruyama" if isinstance(model, SDEModel) else "rk4"
+
+
+def _adaptive(name: str):
+    import diffrax
+
+    from ._adaptive import Adaptive
+
+    if name == "kvaerno5":
+        return Adaptive(diffrax.Kvaerno5(), pcoeff=0.3, icoeff=0.3)
+    return Adaptive({"tsit5": diffrax.Tsit5, "dopri5": diffrax.Dopri5,
+                     "dopri8": diffrax.Dopri8}[name]())
+
+
+def _by_name(name: str):
+    if name in FIXED:
+        return FIXED[name]
+    if name in ADAPTIVE:
+        return _adaptive(name)
+    close = difflib.get_close_matches(name, available_solvers(), n=3, cutoff=0.5)
+    hint = f"did you mean {', '.join(close)}? " if close else ""
+    raise ValueError(
+        f"unknown solver {name!r}; {hint}choose from {', '.join(available_solvers())}"
+    )
 
 
 def resolve_solver(solver, model: Model):
@@ -35,16 +56,12 @@ def resolve_solver(solver, model: Model):
     if solver is None:
         solver = default_solver(model)
     if isinstance(solver, str):
-        if solver not in SOLVERS:
-            close = difflib.get_close_matches(solver, SOLVERS, n=3, cutoff=0.5)
-            hint = f"did you mean {', '.join(close)}? " if close else ""
-            raise ValueError(
-                f"unknown solver {solver!r}; {hint}choose from {', '.join(SOLVERS)}"
-            )
-        solver = SOLVERS[solver]
-    elif isinstance(solver, diffrax.AbstractAdaptiveSolver):
+        solver = _by_name(solver)
+    elif "diffrax" in type(solver).__module__:
+        from ._adaptive import Adaptive
+
         solver = Adaptive(solver)
-    if not isinstance(solver, (AbstractStepper, Adaptive)):
+    if not hasattr(solver, "adaptive") or not hasattr(solver, "check"):
         raise TypeError(f"solver must be a name or a difflab solver, not {solver!r}")
     solver.check(model)
     return solver

@@ -17,7 +17,6 @@ import numpy as np
 from jax.custom_derivatives import SymbolicZero
 from jax.flatten_util import ravel_pytree
 
-from ._adaptive import Adaptive
 from ._result import Result, mark_diverged
 
 
@@ -62,7 +61,7 @@ class Plan(eqx.Module):
 
     def run(self, args):
         model = eqx.combine(args["model"], self.model_static)
-        if isinstance(self.solver, Adaptive):
+        if self.solver.adaptive:
             return self._run_adaptive(model, args)
         return self._run_fixed(model, args)
 

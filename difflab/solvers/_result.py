@@ -2,7 +2,6 @@
 
 import enum
 
-import diffrax
 import jax.numpy as jnp
 
 
@@ -35,21 +34,6 @@ _MESSAGES = {
 def message(code) -> str:
     """The readable message of a result code."""
     return Result(int(code)).message
-
-
-def from_diffrax(result, ys):
-    """Map a diffrax result (and the saved states) to a :class:`Result` code, under jit."""
-    R = diffrax.RESULTS
-    code = jnp.select(
-        [
-            result == R.successful,
-            result == R.max_steps_reached,
-            result == R.dt_min_reached,
-        ],
-        [Result.SUCCESS, Result.MAX_STEPS_REACHED, Result.STEP_SIZE_TOO_SMALL],
-        Result.SOLVER_FAILED,
-    )
-    return mark_diverged(code, ys)
 
 
 def mark_diverged(code, ys):

@@ -8,7 +8,6 @@ import jax.numpy as jnp
 import numpy as np
 
 from ..models import Model
-from ._adaptive import Adaptive
 from ._catalog import resolve_solver
 from ._integrate import Plan, integrate, save_step, step_count
 from ._result import Result, message
@@ -57,7 +56,7 @@ def _initial_state(model: Model, y0):
 
 
 def _default_n_save(t0, t1, dt, solver) -> int:
-    if isinstance(solver, Adaptive) or not all(map(_is_concrete, (t0, t1, dt))):
+    if solver.adaptive or not all(map(_is_concrete, (t0, t1, dt))):
         return DEFAULT_N_SAVE
     return int(min(DEFAULT_N_SAVE, int(step_count(t0, t1, dt)) + 1))
 
@@ -70,7 +69,7 @@ def prepare(model, t1, *, t0, dt, solver, n_save, y0, key, rtol, atol, max_steps
     t0, t1 = _float(t0, "t0"), _float(t1, "t1")
     if all(map(_is_concrete, (t0, t1))) and not float(t1) > float(t0):
         raise ValueError(f"t1 ({float(t1)}) must be greater than t0 ({float(t0)})")
-    if dt is None and not isinstance(solver, Adaptive):
+    if dt is None and not solver.adaptive:
         dt = (t1 - t0) / (DEFAULT_N_SAVE - 1)
     if dt is not None:
         dt = _float(dt, "dt")
@@ -93,7 +92,7 @@ def prepare(model, t1, *, t0, dt, solver, n_save, y0, key, rtol, atol, max_steps
 
 def save_times(plan: Plan, args):
     """The times of the saved states."""
-    if isinstance(plan.solver, Adaptive):
+    if plan.solver.adaptive:
         return jnp.linspace(args["t0"], args["t1"], plan.n_save)
     n_steps = step_count(args["t0"], args["t1"], args["dt"])
     h = (args["t1"] - args["t0"]) / n_steps

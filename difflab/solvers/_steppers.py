@@ -14,6 +14,7 @@ class AbstractStepper(eqx.Module):
 
     order: ClassVar[int]
     stochastic: ClassVar[bool] = False
+    adaptive: ClassVar[bool] = False
 
     @abc.abstractmethod
     def step(self, model: Model, t, y, h, dw):

@@ -11,7 +11,6 @@ import equinox as eqx
 import jax.numpy as jnp
 import numpy as np
 
-from ._adaptive import Adaptive
 from ._integrate import advance, step_count
 from ._result import Result, mark_diverged, message
 from ._simulate import SimulationError, prepare, save_times
@@ -67,7 +66,7 @@ def stream(model, t1, *, chunk_size: int = 100, throw: bool = True, **options) -
     options = {"t0": 0.0, "dt": None, "solver": None, "n_save": None, "y0": None,
                "key": None, "rtol": 1e-6, "atol": 1e-9, "max_steps": 100_000, **options}
     plan, args = prepare(model, t1, **options)
-    run_chunk = _adaptive_chunk if isinstance(plan.solver, Adaptive) else _fixed_chunk
+    run_chunk = _adaptive_chunk if plan.solver.adaptive else _fixed_chunk
     ts = np.asarray(save_times(plan, args))
     y = args["y0"]
     yield Chunk(ts[:1], np.asarray(y)[None], 0, plan.n_save, Result.SUCCESS)
