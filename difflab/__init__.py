@@ -8,6 +8,7 @@ from . import _config
 from ._config import precision as precision
 from ._config import set_precision as set_precision
 from ._version import __version__ as __version__
+from . import io as io
 from . import models as models
 from . import solvers as solvers
 from .models import HamiltonianModel as HamiltonianModel

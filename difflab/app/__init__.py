@@ -1,0 +1,1 @@
+"""The Qt-free application layer: commands, the CLI, settings."""

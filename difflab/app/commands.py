@@ -1,0 +1,129 @@
+"""What each CLI command does; the same functions serve the app and tests."""
+
+from pathlib import Path
+
+import jax
+import numpy as np
+from rich.console import Console
+from rich.table import Table
+
+import difflab as dl
+
+from .cli import EXIT_FAILED, UsageError
+
+
+def _out() -> Console:
+    return Console(highlight=False)
+
+
+def _err() -> Console:
+    return Console(stderr=True, highlight=False)
+
+
+def _model_class(name: str):
+    try:
+        return dl.models.get(name)
+    except ValueError as error:
+        raise UsageError(str(error)) from None
+
+
+def _format_params(cls) -> str:
+    return ", ".join(
+        f"{s.name}={s.default:g}" + (f" {s.unit}" if s.unit else "")
+        for s in cls.parameter_specs().values()
+    )
+
+
+def _format_states(model, most: int = 6) -> str:
+    names = model.state_names
+    if len(names) <= most:
+        return ", ".join(names)
+    return f"{names[0]} ... {names[-1]} ({len(names)})"
+
+
+def models(args) -> int:
+    """``difflab models [NAME]``: the model table, or one model's parameters."""
+    if args.name:
+        return _model_detail(_model_class(args.name))
+    table = Table(title="DiffLab models", title_justify="left")
+    for column in ("model", "domain", "states", "parameters (defaults)"):
+        table.add_column(column)
+    for name in dl.models.available():
+        cls = dl.models.get(name)
+        table.add_row(name, cls.domain, _format_states(cls()), _format_params(cls))
+    _out().print(table)
+    return 0
+
+
+def _model_detail(cls) -> int:
+    console = _out()
+    console.print(f"[bold]{cls.registry_name}[/]: {cls.description}")
+    console.print(f"states: {_format_states(cls(), most=12)}")
+    table = Table()
+    for column in ("parameter", "default", "bounds", "unit", "description"):
+        table.add_column(column)
+    for s in cls.parameter_specs().values():
+        table.add_row(s.name, f"{s.default:g}", f"[{s.bounds[0]:g}, {s.bounds[1]:g}]",
+                      s.unit, s.doc)
+    console.print(table)
+    return 0
+
+
+def _build_model(args):
+    cls = _model_class(args.model)
+    try:
+        return cls().replace(**dict(args.params))
+    except ValueError as error:
+        raise UsageError(str(error)) from None
+
+
+def run(args) -> int:
+    """``difflab run MODEL``: one simulation, summarised or saved."""
+    model = _build_model(args)
+    out = Path(args.out) if args.out else None
+    if out is not None and out.suffix not in (".csv", ".h5", ".hdf5"):
+        raise UsageError(f"--out must end in .csv, .h5 or .hdf5, not {out.name!r}")
+    settings = dict(t0=args.t0, dt=args.dt, solver=args.solver, n_save=args.n_save,
+                    y0=args.y0, rtol=args.rtol, atol=args.atol)
+    key = jax.random.key(args.seed) if isinstance(model, dl.SDEModel) else None
+    try:
+        traj = dl.simulate(model, args.t1, key=key, throw=False, **settings)
+    except (ValueError, TypeError) as error:
+        raise UsageError(str(error)) from None
+    _report(model, traj)
+    if out is not None:
+        _save(out, traj, model, dict(settings, t1=args.t1, seed=args.seed, y0=None))
+    return 0 if traj.ok else EXIT_FAILED
+
+
+def _report(model, traj) -> None:
+    err = _err()
+    name = type(model).registry_name or type(model).__name__
+    if not traj.ok:
+        err.print(f"difflab: {name} failed at t <= {float(traj.ts[-1]):g}: {traj.message}")
+        return
+    final = ", ".join(f"{n}={v:.6g}" for n, v in zip(traj.state_names, np.asarray(traj.final)))
+    print(f"t={float(traj.ts[-1]):g}: {final}")
+    err.print(f"{name}: {int(traj.steps)} steps in {traj.wall_time:.3f} s")
+
+
+def _save(out: Path, traj, model, settings) -> None:
+    settings = {k: v for k, v in settings.items() if v is not None}
+    if out.suffix == ".csv":
+        dl.io.write_csv(out, traj)
+    else:
+        dl.io.write_run_h5(out, traj, model=model, settings=settings)
+    _err().print(f"saved {out}")
+
+
+def devices(args) -> int:
+    """``difflab devices``: the backend, devices and precision JAX will use."""
+    console = _out()
+    console.print(f"backend:   {jax.default_backend()}")
+    console.print(f"precision: {dl.precision()}")
+    console.print(f"devices:   {jax.device_count()}")
+    for device in jax.devices():
+        console.print(f"  {device.id}: {device.device_kind} ({device.platform})")
+    return 0
+
+
