@@ -5,6 +5,7 @@ exits with status 1.
 """
 
 import argparse
+import importlib
 import sys
 
 from .._version import __version__
@@ -50,6 +51,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     models = commands.add_parser("models", help="list the built-in models and their parameters")
     models.add_argument("name", nargs="?", help="show one model in detail")
+    models.set_defaults(handler="difflab.app.commands:models")
 
     run = commands.add_parser(
         "run", help="simulate one model",
@@ -75,9 +77,17 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--atol", type=float, default=1e-9, help="adaptive absolute tolerance")
     run.add_argument("--seed", type=int, default=0, help="random seed for stochastic models")
     run.add_argument("--out", default=None, help="save the run to a .csv or .h5 file")
+    run.set_defaults(handler="difflab.app.commands:run")
 
-    commands.add_parser("devices", help="show the JAX backend, its devices and the precision")
+    devices = commands.add_parser("devices", help="show the JAX backend, its devices and the precision")
+    devices.set_defaults(handler="difflab.app.commands:devices")
     return parser
+
+
+def _handler(path: str):
+    """The command function named ``"module:function"``, imported on use."""
+    module, _, function = path.partition(":")
+    return getattr(importlib.import_module(module), function)
 
 
 def main(argv=None) -> int:
@@ -89,10 +99,9 @@ def main(argv=None) -> int:
             parser.print_help()
             return 0
         from ._compilation_cache import enable_compilation_cache
-        from . import commands
 
         enable_compilation_cache()
-        return getattr(commands, args.command)(args)
+        return _handler(args.handler)(args)
     except UsageError as error:
         print(f"difflab: error: {error}", file=sys.stderr)
         return EXIT_BAD_INPUT
