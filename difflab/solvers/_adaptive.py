@@ -23,10 +23,10 @@ class Adaptive(eqx.Module):
     stochastic: ClassVar[bool] = False
     adaptive: ClassVar[bool] = True
 
-    def check(self, model: Model) -> None:
-        if isinstance(model, SDEModel):
+    def check(self, model_type: type[Model]) -> None:
+        if issubclass(model_type, SDEModel):
             raise ValueError(
-                f"{type(model).__name__} is stochastic: use solver='euler_maruyama'"
+                f"{model_type.__name__} is stochastic: use solver='euler_maruyama'"
             )
 
     def controller(self, rtol, atol):

@@ -5,6 +5,7 @@ diffrax is imported only when an adaptive solver is first asked for, which keeps
 """
 
 import difflib
+import functools
 
 from ..models import Model, SDEModel
 from ._steppers import RK4, AbstractStepper, Euler, EulerMaruyama, Heun, Leapfrog
@@ -39,6 +40,13 @@ def _adaptive(name: str):
                      "dopri8": diffrax.Dopri8}[name]())
 
 
+@functools.lru_cache(maxsize=None)
+def _checked(name: str, model_type: type):
+    solver = _by_name(name)
+    solver.check(model_type)
+    return solver
+
+
 def _by_name(name: str):
     if name in FIXED:
         return FIXED[name]
@@ -56,12 +64,12 @@ def resolve_solver(solver, model: Model):
     if solver is None:
         solver = default_solver(model)
     if isinstance(solver, str):
-        solver = _by_name(solver)
-    elif "diffrax" in type(solver).__module__:
+        return _checked(solver, type(model))
+    if "diffrax" in type(solver).__module__:
         from ._adaptive import Adaptive
 
         solver = Adaptive(solver)
     if not hasattr(solver, "adaptive") or not hasattr(solver, "check"):
         raise TypeError(f"solver must be a name or a difflab solver, not {solver!r}")
-    solver.check(model)
+    solver.check(type(model))
     return solver

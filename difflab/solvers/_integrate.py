@@ -8,6 +8,7 @@ contracts it with the incoming tangent. That rule is linear in the tangents, so
 tangents, needs no tape, and works through loops whose trip count is a traced value.
 """
 
+import dataclasses
 import functools
 
 import equinox as eqx
@@ -51,13 +52,15 @@ def advance(stepper, model, y, t0, h, n_steps, n_intervals, first, count, key):
     return jax.lax.scan(interval, y, first + jnp.arange(count))
 
 
-class Plan(eqx.Module):
-    """Everything static about one solve: the solver, the model's static part, sizes."""
+@dataclasses.dataclass(frozen=True)
+class Plan:
+    """Everything static about one solve, hashable: the solver, the model's static part
+    (its non-array leaves), and sizes. Two equal plans share one compiled program."""
 
     solver: eqx.Module
     model_static: eqx.Module
-    n_save: int = eqx.field(static=True)
-    max_steps: int = eqx.field(static=True)
+    n_save: int
+    max_steps: int
 
     def run(self, args):
         model = eqx.combine(args["model"], self.model_static)

@@ -1,5 +1,7 @@
 """``simulate``: one trajectory of a model, jitted once and reused for any values."""
 
+import functools
+import math
 import time
 
 import equinox as eqx
@@ -29,22 +31,32 @@ def _is_concrete(x) -> bool:
 
 
 def _float(x, name: str):
-    try:
-        value = jnp.asarray(x, dtype=jnp.result_type(float))
-    except (TypeError, ValueError):
-        raise TypeError(f"{name} must be a number, not {x!r}") from None
+    """A scalar argument: a NumPy scalar when concrete (cheap), the tracer as it is."""
+    if not _is_concrete(x):
+        value = x
+    else:
+        try:
+            value = np.asarray(x, dtype=jnp.result_type(float))
+        except (TypeError, ValueError):
+            raise TypeError(f"{name} must be a number, not {x!r}") from None
     if value.shape != ():
         raise ValueError(f"{name} must be a scalar, not an array of shape {value.shape}")
     return value
 
 
 def _check_positive(value, name: str) -> None:
-    if _is_concrete(value) and not float(value) > 0:
+    if _is_concrete(value) and not value > 0:
         raise ValueError(f"{name} must be positive, got {float(value)}")
 
 
+@functools.partial(jax.jit, static_argnums=1)
+def _default_initial_state(dynamic, static):
+    return eqx.combine(dynamic, static).initial_state()
+
+
 def _initial_state(model: Model, y0):
-    y0 = model.initial_state() if y0 is None else y0
+    if y0 is None:
+        y0 = _default_initial_state(*eqx.partition(model, eqx.is_array))
     y0 = jnp.asarray(y0, dtype=jnp.result_type(float))
     n = len(model.state_names)
     if y0.shape != (n,):
@@ -58,7 +70,8 @@ def _initial_state(model: Model, y0):
 def _default_n_save(t0, t1, dt, solver) -> int:
     if solver.adaptive or not all(map(_is_concrete, (t0, t1, dt))):
         return DEFAULT_N_SAVE
-    return int(min(DEFAULT_N_SAVE, int(step_count(t0, t1, dt)) + 1))
+    steps = max(1, math.ceil((t1 - t0) / dt * (1.0 - 1e-12)))
+    return min(DEFAULT_N_SAVE, steps + 1)
 
 
 def prepare(model, t1, *, t0, dt, solver, n_save, y0, key, rtol, atol, max_steps):
@@ -67,7 +80,7 @@ def prepare(model, t1, *, t0, dt, solver, n_save, y0, key, rtol, atol, max_steps
         raise TypeError(f"model must be a difflab.Model, not {type(model).__name__}")
     solver = resolve_solver(solver, model)
     t0, t1 = _float(t0, "t0"), _float(t1, "t1")
-    if all(map(_is_concrete, (t0, t1))) and not float(t1) > float(t0):
+    if all(map(_is_concrete, (t0, t1))) and not t1 > t0:
         raise ValueError(f"t1 ({float(t1)}) must be greater than t0 ({float(t0)})")
     if dt is None and not solver.adaptive:
         dt = (t1 - t0) / (DEFAULT_N_SAVE - 1)
@@ -100,7 +113,7 @@ def save_times(plan: Plan, args):
     return args["t0"] + save_step(j, n_steps, plan.n_save - 1) * h
 
 
-@eqx.filter_jit
+@functools.partial(jax.jit, static_argnums=0)
 def _solve(plan, args):
     ys, result, steps = integrate(plan, args)
     return save_times(plan, args), ys, result, steps

@@ -20,11 +20,11 @@ class AbstractStepper(eqx.Module):
     def step(self, model: Model, t, y, h, dw):
         """The state after one step of size ``h``."""
 
-    def check(self, model: Model) -> None:
-        """Raise ``ValueError`` if this stepper cannot advance ``model``."""
-        if isinstance(model, SDEModel) and not self.stochastic:
+    def check(self, model_type: type[Model]) -> None:
+        """Raise ``ValueError`` if this stepper cannot advance models of ``model_type``."""
+        if issubclass(model_type, SDEModel) and not self.stochastic:
             raise ValueError(
-                f"{type(model).__name__} is stochastic: use solver='euler_maruyama'"
+                f"{model_type.__name__} is stochastic: use solver='euler_maruyama'"
             )
 
 
@@ -67,11 +67,11 @@ class Leapfrog(AbstractStepper):
 
     order = 2
 
-    def check(self, model):
-        super().check(model)
-        if not isinstance(model, HamiltonianModel):
+    def check(self, model_type):
+        super().check(model_type)
+        if not issubclass(model_type, HamiltonianModel):
             raise ValueError(
-                f"leapfrog needs a HamiltonianModel; {type(model).__name__} is not one"
+                f"leapfrog needs a HamiltonianModel; {model_type.__name__} is not one"
             )
 
     def step(self, model, t, y, h, dw):
@@ -88,10 +88,10 @@ class EulerMaruyama(AbstractStepper):
     order = 1
     stochastic = True
 
-    def check(self, model):
-        if not isinstance(model, SDEModel):
+    def check(self, model_type):
+        if not issubclass(model_type, SDEModel):
             raise ValueError(
-                f"euler_maruyama is for SDE models; {type(model).__name__} is an ODE"
+                f"euler_maruyama is for SDE models; {model_type.__name__} is an ODE"
             )
 
     def step(self, model, t, y, h, dw):
