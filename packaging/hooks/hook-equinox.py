@@ -1,0 +1,6 @@
+# equinox: its submodules and sources (read by inspect), and its version metadata.
+from PyInstaller.utils.hooks import collect_submodules, copy_metadata
+
+hiddenimports = collect_submodules("equinox")
+datas = copy_metadata("equinox")
+module_collection_mode = "pyz+py"

@@ -1,0 +1,6 @@
+# lineax: its submodules and sources (read by inspect), and its version metadata.
+from PyInstaller.utils.hooks import collect_submodules, copy_metadata
+
+hiddenimports = collect_submodules("lineax")
+datas = copy_metadata("lineax")
+module_collection_mode = "pyz+py"

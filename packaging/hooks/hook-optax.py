@@ -1,0 +1,6 @@
+# optax: its submodules and sources (read by inspect), and its version metadata.
+from PyInstaller.utils.hooks import collect_submodules, copy_metadata
+
+hiddenimports = collect_submodules("optax")
+datas = copy_metadata("optax")
+module_collection_mode = "pyz+py"
