@@ -1,5 +1,9 @@
 """Shared test helpers."""
 
+import os
+
+os.environ.setdefault("XLA_FLAGS", "--xla_force_host_platform_device_count=8")
+
 import numpy as np
 import pytest
 

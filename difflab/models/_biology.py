@@ -2,6 +2,7 @@
 
 import equinox as eqx
 import jax.numpy as jnp
+import numpy as np
 
 from ._base import Model, param
 from ._registry import register
@@ -91,8 +92,8 @@ class Kuramoto(Model):
 
     def natural_frequencies(self):
         """``omega_i = omega0 + gamma tan(pi (i + 1/2) / n - pi / 2)``."""
-        quantile = (jnp.arange(self.n) + 0.5) / self.n
-        return self.omega0 + self.gamma * jnp.tan(jnp.pi * quantile - jnp.pi / 2)
+        quantile = (np.arange(self.n) + 0.5) / self.n
+        return self.omega0 + self.gamma * np.tan(np.pi * quantile - np.pi / 2)
 
     def order_parameter(self, y):
         """The coherence ``r`` and mean phase ``psi`` of ``r e^{i psi} = <e^{i theta}>``."""
@@ -104,4 +105,4 @@ class Kuramoto(Model):
         return self.natural_frequencies() + self.K * (s * jnp.cos(y) - c * jnp.sin(y))
 
     def initial_state(self):
-        return 2.0 * jnp.pi * jnp.mod(_GOLDEN * jnp.arange(self.n), 1.0)
+        return jnp.asarray(2.0 * np.pi * np.mod(_GOLDEN * np.arange(self.n), 1.0))

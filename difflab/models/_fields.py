@@ -2,6 +2,7 @@
 
 import equinox as eqx
 import jax.numpy as jnp
+import numpy as np
 
 from ._base import Model, param
 from ._registry import register
@@ -34,11 +35,11 @@ class Heat1D(Model):
 
     def grid(self):
         """The positions of the interior grid points."""
-        return self.dx * jnp.arange(1, self.n + 1)
+        return self.dx * np.arange(1, self.n + 1)
 
     def vector_field(self, t, y):
         u = jnp.pad(y, 1)
         return self.D * (u[2:] - 2.0 * y + u[:-2]) / self.dx**2
 
     def initial_state(self):
-        return jnp.sin(jnp.pi * self.grid())
+        return jnp.asarray(np.sin(np.pi * self.grid()))

@@ -1,14 +1,13 @@
 """Mechanical systems: pendulums, oscillators, chains and gravitating bodies."""
 
-import math
-
 import equinox as eqx
 import jax.numpy as jnp
+import numpy as np
 
 from ._base import HamiltonianModel, Model, param
 from ._registry import register
 
-_ANGLE = (-math.pi, math.pi)
+_ANGLE = (-np.pi, np.pi)
 
 # Chenciner & Montgomery's figure-eight orbit of three equal masses (G = m = 1).
 _EIGHT_Q = ((0.97000436, -0.24308753), (-0.97000436, 0.24308753), (0.0, 0.0))
@@ -172,7 +171,7 @@ class NBody(HamiltonianModel):
 
     def potential_energy(self, q):
         r = q.reshape(self.n, 2)
-        i, j = jnp.triu_indices(self.n, 1)
+        i, j = np.triu_indices(self.n, 1)
         d2 = jnp.sum((r[i] - r[j]) ** 2, axis=-1) + self.softening**2
         return -self.G * self.mass**2 * jnp.sum(1.0 / jnp.sqrt(d2))
 
@@ -195,9 +194,9 @@ class NBody(HamiltonianModel):
         return jnp.array(_EIGHT_Q), speed * jnp.array(_EIGHT_V)
 
     def _ring(self):
-        angle = 2.0 * jnp.pi * jnp.arange(self.n) / self.n
-        s = jnp.sin(jnp.pi * jnp.arange(1, self.n) / self.n)
+        angle = 2.0 * np.pi * np.arange(self.n) / self.n
+        s = np.sin(np.pi * np.arange(1, self.n) / self.n)  # half the chords to the others
         pull = jnp.sum(2.0 * s**2 / (4.0 * s**2 + self.softening**2) ** 1.5)
         speed = jnp.sqrt(self.G * self.mass * pull)
-        q = jnp.stack([jnp.cos(angle), jnp.sin(angle)], axis=-1)
-        return q, speed * jnp.stack([-q[:, 1], q[:, 0]], axis=-1)
+        q = np.stack([np.cos(angle), np.sin(angle)], axis=-1)
+        return jnp.asarray(q), speed * np.stack([-q[:, 1], q[:, 0]], axis=-1)

@@ -23,16 +23,31 @@ def register(name: str):
 
 
 def available() -> list[str]:
-    """The names of all registered models, sorted."""
-    return sorted(_REGISTRY)
+    """The names of all registered models and installed plugin models, sorted."""
+    from . import _plugins
+
+    return sorted({*_REGISTRY, *_plugins.names(_REGISTRY)})
+
+
+def _plugin(name: str):
+    """The plugin model ``name``, imported and registered on first use (None: no such plugin)."""
+    from . import _plugins
+
+    cls = _plugins.load(name)
+    return None if cls is None else register(name)(cls)
 
 
 def get(name: str) -> type[Model]:
     """The model class registered as ``name``; unknown names list the close matches."""
-    try:
+    if name in _REGISTRY:
         return _REGISTRY[name]
+    try:
+        cls = _plugin(name)
+        if cls is None:
+            raise KeyError(name)
+        return cls
     except KeyError:
-        close = difflib.get_close_matches(name, _REGISTRY, n=3, cutoff=0.5)
+        close = difflib.get_close_matches(name, available(), n=3, cutoff=0.5)
         hint = f"; did you mean {', '.join(close)}?" if close else ""
         raise ValueError(
             f"unknown model {name!r}{hint} (`difflab models` lists them all)"

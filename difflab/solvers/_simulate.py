@@ -67,11 +67,22 @@ def _initial_state(model: Model, y0):
     return y0
 
 
-def _default_n_save(t0, t1, dt, solver) -> int:
-    if solver.adaptive or not all(map(_is_concrete, (t0, t1, dt))):
-        return DEFAULT_N_SAVE
-    steps = max(1, math.ceil((t1 - t0) / dt * (1.0 - 1e-12)))
-    return min(DEFAULT_N_SAVE, steps + 1)
+def _n_save(n_save, t0, t1, dt, solver) -> int:
+    """The number of saved states: at most one per fixed step, 1001 by default."""
+    steps = None
+    if not solver.adaptive and all(map(_is_concrete, (t0, t1, dt))):
+        steps = max(1, math.ceil((t1 - t0) / dt * (1.0 - 1e-12)))
+    if n_save is None:
+        return DEFAULT_N_SAVE if steps is None else min(DEFAULT_N_SAVE, steps + 1)
+    n_save = int(n_save)
+    if n_save < 2:
+        raise ValueError(f"n_save must be at least 2, got {n_save}")
+    if steps is not None and n_save > steps + 1:
+        raise ValueError(
+            f"n_save={n_save} asks for more states than the {steps} steps of dt give "
+            f"({steps + 1}); lower n_save or dt"
+        )
+    return n_save
 
 
 def prepare(model, t1, *, t0, dt, solver, n_save, y0, key, rtol, atol, max_steps):
@@ -90,10 +101,7 @@ def prepare(model, t1, *, t0, dt, solver, n_save, y0, key, rtol, atol, max_steps
     rtol, atol = _float(rtol, "rtol"), _float(atol, "atol")
     _check_positive(rtol, "rtol")
     _check_positive(atol, "atol")
-    if n_save is None:
-        n_save = _default_n_save(t0, t1, dt, solver)
-    if int(n_save) < 2:
-        raise ValueError(f"n_save must be at least 2, got {n_save}")
+    n_save = _n_save(n_save, t0, t1, dt, solver)
     if solver.stochastic and key is None:
         raise ValueError("a stochastic model needs key=jax.random.key(...)")
     dynamic, static = eqx.partition(model, eqx.is_array)

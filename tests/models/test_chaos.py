@@ -53,7 +53,7 @@ def _fhn_fixed_point(a, b, current):
 
 def test_fitzhugh_nagumo_rests_without_stimulus():
     model = get("fitzhugh_nagumo")(current=0.0)
-    traj = dl.simulate(model, 200.0, dt=0.05, n_save=11)
+    traj = dl.simulate(model, 200.0, dt=0.05, n_save=4001)
     np.testing.assert_allclose(traj.final, _fhn_fixed_point(0.7, 0.8, 0.0), atol=1e-6)
 
 

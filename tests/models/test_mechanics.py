@@ -19,7 +19,7 @@ def _along(f, ys):
 
 def test_pendulum_small_angle_period(crossings):
     model = get("pendulum")(theta0=1e-3, length=2.0)
-    traj = dl.simulate(model, 10.0, dt=1e-3, n_save=10001)
+    traj = dl.simulate(model, 12.0, dt=1e-3, solver="leapfrog", n_save=12001)
     period = np.diff(crossings(traj.ts, traj["omega"]))
     np.testing.assert_allclose(period, 2 * np.pi * np.sqrt(2.0 / G_EARTH), rtol=1e-5)
 
@@ -66,7 +66,7 @@ def test_double_pendulum_matches_euler_lagrange():
 
 def test_double_pendulum_conserves_energy_while_chaotic():
     model = get("double_pendulum")()
-    traj = dl.simulate(model, 10.0, solver="dopri8", rtol=1e-11, atol=1e-11, n_save=101)
+    traj = dl.simulate(model, 10.0, dt=1e-3, n_save=8001)
     energy = _along(model.energy, traj.ys)
     np.testing.assert_allclose(energy, energy[0], atol=1e-7 * abs(float(energy[0])))
     assert float(jnp.ptp(traj["theta2"])) > 1.0  # it really moved
@@ -109,12 +109,13 @@ def test_spring_chain_normal_mode_is_standing_wave(j):
     np.testing.assert_allclose(traj.ys[:, :n], expected, atol=1e-9)
 
 
-def test_spring_chain_leapfrog_conserves_energy():
-    model = get("spring_chain")(n=10)
-    traj = dl.simulate(model, 100.0, dt=0.01, solver="leapfrog", n_save=101)
+def test_spring_chain_pluck_conserves_energy():
+    model = get("spring_chain")(n=6, pluck=0.1)
+    traj = dl.simulate(model, 100.0, dt=0.01, n_save=201)
     energy = _along(model.energy, traj.ys)
     assert float(energy[0]) == pytest.approx(0.5 * 2 * 0.1**2)  # two springs stretched
-    np.testing.assert_allclose(energy, energy[0], rtol=1e-4)
+    np.testing.assert_allclose(energy, energy[0], rtol=1e-7)
+    assert float(jnp.max(jnp.abs(traj["x5"]))) > 0.02  # the pulse reached the far end
 
 
 def test_nbody_two_body_circular_orbit_obeys_kepler():
@@ -135,10 +136,9 @@ def test_nbody_figure_eight_returns_after_its_period():
 
 
 def test_nbody_conserves_momentum_and_energy():
-    model = get("nbody")(n=4, softening=0.05)
-    rng = np.random.default_rng(1)
-    y0 = jnp.asarray(rng.normal(size=16))
-    traj = dl.simulate(model, 5.0, dt=1e-3, solver="leapfrog", y0=y0, n_save=51)
+    model = get("nbody")(softening=0.05)
+    y0 = jnp.asarray(np.random.default_rng(1).normal(size=12))
+    traj = dl.simulate(model, 5.0, dt=1e-3, y0=y0, n_save=51)
     p = _along(model.total_momentum, traj.ys)
     np.testing.assert_allclose(p, np.broadcast_to(p[0], p.shape), atol=1e-12)
     l = _along(model.angular_momentum, traj.ys)

@@ -87,6 +87,7 @@ def test_divergence_is_recorded_not_silently_nan():
         (dict(t0=2.0), "t1 .* must be greater than t0"),
         (dict(y0=jnp.zeros(3)), "has 1 states"),
         (dict(n_save=1), "n_save must be at least 2"),
+        (dict(dt=0.1, n_save=15), "more states than the 10 steps"),
         (dict(solver="leapfrog"), "needs a HamiltonianModel"),
     ],
 )
