@@ -10,7 +10,6 @@ Entry points are listed once, on first use, without importing anything; a plugin
 module is imported when its model is first asked for.
 """
 
-import importlib.metadata
 import warnings
 
 from ._base import is_model_class
@@ -28,6 +27,8 @@ class PluginError(ValueError):
 def _discover() -> dict:
     global _entry_points
     if _entry_points is None:
+        import importlib.metadata
+
         found = {}
         for ep in importlib.metadata.entry_points(group=GROUP):
             if ep.name in found and found[ep.name].value != ep.value:

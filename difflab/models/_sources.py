@@ -53,13 +53,17 @@ class ModelSource:
         return None
 
 
-class UntrustedModelError(PermissionError):
-    """A model file that the caller has not said it trusts; nothing was run."""
+class UntrustedModelError(PermissionError, ValueError):
+    """A model file that the caller has not said it trusts; nothing was run.
+
+    A ``ValueError`` too, so the command line reports it as one line (exit status 2).
+    """
 
     def __init__(self, source: ModelSource):
         self.source = source
         super().__init__(
-            f"model {source.name!r} comes from the Python file {source.path} (sha256 "
+            f"{f'model {source.name!r}' if source.name else 'the model'} comes from the "
+            f"Python file {source.path} (sha256 "
             f"{(source.sha256 or '?')[:12]}...), which has not been trusted: DiffLab never "
             "runs code from a session file on its own; pass --trust on the command line or "
             "trust=True in Python if you trust it"
@@ -116,7 +120,8 @@ def _as_source(source) -> ModelSource:
     return ModelSource(kind, get("name"), get("path"), get("sha256"), text)
 
 
-def _trusted(trust, source: ModelSource) -> bool:
+def trusted(trust, source: ModelSource) -> bool:
+    """Whether ``trust`` (a bool, a trust store or a function) lets ``source`` run."""
     if isinstance(trust, bool) or trust is None:
         return bool(trust)
     if hasattr(trust, "is_trusted"):
@@ -149,7 +154,7 @@ def from_source(source, *, trust: bool | Callable = False) -> type[Model]:
                          f"({source.path or 'unknown file'}); create it there and pass it in")
     if not source.sha256:
         raise ValueError(f"model {source.name!r} from {source.path} has no sha256 to check")
-    if not _trusted(trust, source):
+    if not trusted(trust, source):
         raise UntrustedModelError(source)
     if source.text is not None:
         return load_source(source.text, path=source.path, sha256=source.sha256).get(source.name)

@@ -37,7 +37,11 @@ class ModelFileError(ValueError):
 
 @dataclasses.dataclass(frozen=True, eq=False)
 class ModelFile:
-    """A loaded Python model file: its classes, and the sha256 and text that were run."""
+    """A loaded Python model file: its classes, and the sha256 and text that were run.
+
+    It reads like a mapping of class names to classes (``file["MyPendulum"]``,
+    ``file.values()``); ``file.get()`` is the only class of a one-model file.
+    """
 
     path: str
     sha256: str
@@ -59,6 +63,22 @@ class ModelFile:
 
     __getitem__ = get
 
+    def __iter__(self):
+        return iter(self.classes)
+
+    def __len__(self) -> int:
+        return len(self.classes)
+
+    def __contains__(self, name) -> bool:
+        return name in self.classes
+
+    def values(self):
+        """The model classes, in the order the file defines them."""
+        return self.classes.values()
+
+    def items(self):
+        return self.classes.items()
+
     def changed(self) -> bool:
         """True when the file on disk no longer has the content that was loaded."""
         try:
@@ -66,9 +86,13 @@ class ModelFile:
         except OSError:
             return True
 
-    def reload(self) -> "ModelFile":
-        """The file loaded again as it is now (the same object if it has not changed)."""
-        return load_file(self.path)
+    def reload(self, *, sha256: str | None = None) -> "ModelFile":
+        """The file loaded again as it is now (the same object if it has not changed).
+
+        New content is new code: ask before running it, and pass the ``sha256`` the user
+        agreed to (from :func:`peek_file`) so that only that content runs.
+        """
+        return load_file(self.path, sha256=sha256)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -177,7 +201,11 @@ def _execute(data: bytes, digest: str, resolved: Path, shown) -> ModelFile:
         del sys.modules[module.__name__]
         raise _runtime_error(error, filename, shown, lines) from None
     file = ModelFile(filename, digest, source, {}, module)
-    file.classes.update(_check_classes(module, file, shown))
+    try:
+        file.classes.update(_check_classes(module, file, shown))
+    except ModelFileError:
+        del sys.modules[module.__name__]
+        raise
     for cls in file.classes.values():
         _ORIGIN[cls] = ("file", file)
     return file
@@ -201,8 +229,11 @@ def _runtime_error(error, filename, shown, lines, line=None, prefix="") -> Model
     line = _user_line(error, filename) or line
     text = str(error).strip().splitlines()
     message = f"{prefix}{type(error).__name__}" + (f": {text[0]}" if text else "")
-    source_line = lines[line - 1].rstrip("\n") if line and line <= len(lines) else None
-    return ModelFileError(shown, message, line, None, source_line)
+    return ModelFileError(shown, message, line, None, _line_text(lines, line))
+
+
+def _line_text(lines, line):
+    return lines[line - 1].rstrip("\n") if line and line <= len(lines) else None
 
 
 def _class_lines(source: str) -> dict[str, int]:
@@ -222,8 +253,9 @@ def _check_classes(module, file: ModelFile, shown) -> dict[str, type[Model]]:
             if obj.__name__.startswith("Abstract"):
                 continue
             missing = ", ".join(sorted(obj.__abstractmethods__))
-            raise ModelFileError(shown, f"{obj.__name__} does not define {missing}",
-                                 where.get(obj.__name__), None)
+            line = where.get(obj.__name__)
+            raise ModelFileError(shown, f"{obj.__name__} does not define {missing}", line,
+                                 None, _line_text(lines, line))
         _check_model(obj, file, shown, lines, where.get(obj.__name__))
         classes[name] = obj
     if not classes:
@@ -254,7 +286,8 @@ def _check_model(cls, file: ModelFile, shown, lines, class_line) -> None:
     if (not isinstance(names, tuple | list) or not names
             or not all(isinstance(n, str) for n in names)):
         raise ModelFileError(shown, f"{cls.__name__} needs state_names, a tuple of names such "
-                                    "as (\"x\", \"v\")", class_line)
+                                    "as (\"x\", \"v\")", class_line, None,
+                             _line_text(lines, class_line))
     if _needs_arguments(cls):
         return  # e.g. a PRNG key: checked when the user builds one
     try:
@@ -279,10 +312,9 @@ def _checked_shape(model, method, args, file, shown, lines, class_line):
                              f"{cls.__name__}.{method}: ") from None
     if getattr(out, "shape", None) != (n,):
         got = getattr(out, "shape", type(out).__name__)
-        source_line = lines[line - 1].rstrip("\n") if line and line <= len(lines) else None
         raise ModelFileError(shown, f"{cls.__name__}.{method} returns shape {got}, but the "
                                     f"model has {n} states {tuple(model.state_names)}; "
-                                    f"expected ({n},)", line, None, source_line)
+                                    f"expected ({n},)", line, None, _line_text(lines, line))
     return out
 
 
@@ -302,12 +334,17 @@ def split_reference(ref: str):
     return (match["path"], match["name"]) if match else None
 
 
-def resolve(ref, *, base_dir=None) -> type[Model]:
+def resolve(ref, *, base_dir=None, trust=True) -> type[Model]:
     """The model class a reference names: a registry (or plugin) name such as
     ``"lorenz"``, a Python file ``"pendulum2.py:MyPendulum"`` (the class may be left out
     when the file defines one), or an equation file ``"spring.eqn"``. A model class is
     returned as it is. Relative paths are taken from ``base_dir`` (default: the current
     directory). Raises ``ValueError`` (:class:`ModelFileError`, ``EquationError``).
+
+    ``trust``: whether a Python file may run, as in :func:`from_source`. The default
+    (True) suits a reference the user typed; a reference read from a session file
+    (e.g. a stored sweep config) must pass ``--trust``'s value or a trust store, and an
+    untrusted file raises ``UntrustedModelError`` without running.
     """
     if is_model_class(ref):
         return ref
@@ -317,12 +354,24 @@ def resolve(ref, *, base_dir=None) -> type[Model]:
     python = split_reference(ref)
     if python is not None:
         path = base / Path(python[0]).expanduser()
-        return load_file(path).get(python[1])
+        return load_file(path, sha256=_agreed_sha256(path, python[1], trust)).get(python[1])
     if ref.endswith(".eqn"):
         return load_equations(base / Path(ref).expanduser())
     from ._registry import get
 
     return get(ref)
+
+
+def _agreed_sha256(path, name, trust):
+    """The sha256 that ``trust`` allows to run (None: any content, trust is True)."""
+    if trust is True:
+        return None
+    from ._sources import ModelSource, UntrustedModelError, trusted
+
+    source = ModelSource("file", name or "", str(path), file_sha256(path))
+    if not trusted(trust, source):
+        raise UntrustedModelError(source)
+    return source.sha256
 
 
 def loaded_from(cls):

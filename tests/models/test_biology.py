@@ -44,7 +44,7 @@ def test_kuramoto_frequencies_are_lorentzian_quantiles():
 
 
 def _simulate_kuramoto(model, t1):
-    return dl.simulate(model, t1, dt=0.05, n_save=301)
+    return dl.simulate(model, t1, dt=0.05, n_save=201)
 
 
 def test_kuramoto_uncoupled_phases_drift_at_natural_frequencies():

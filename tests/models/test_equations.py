@@ -1,0 +1,207 @@
+"""Typed equations: parsed by an allow-list, compiled to a real difflab.Model."""
+
+import time
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import difflab as dl
+from difflab.models import EquationError, check_equations, from_equations
+
+SPRING = """\
+# a damped spring
+params: k = 1.0 in (0, 10), c = 0.1
+init: x = 1, v = 0
+dx/dt = v
+dv/dt = -k*x - c*v
+"""
+
+
+class Spring(dl.Model):
+    k: float = dl.param(1.0, bounds=(0.0, 10.0))
+    c: float = 0.1
+    state_names = ("x", "v")
+
+    def vector_field(self, t, y):
+        x, v = y
+        return jnp.stack([v, -self.k * x - self.c * v])
+
+    def initial_state(self):
+        return jnp.array([1.0, 0.0])
+
+
+def _final_x(model):
+    return dl.simulate(model, 3.0, dt=1e-2).final[0]
+
+
+def test_equations_make_a_model_class_with_parameters_and_states():
+    cls = from_equations(SPRING)
+    assert issubclass(cls, dl.Model) and cls.state_names == ("x", "v")
+    specs = cls.parameter_specs()
+    assert list(specs) == ["k", "c"]
+    assert specs["k"].bounds == (0.0, 10.0) and specs["c"].default == 0.1
+    model = cls(k=2.0)
+    assert float(model.k) == 2.0 and model.equations == SPRING
+    assert from_equations(SPRING) is cls  # the same text reuses the class (and compiled code)
+
+
+def test_agrees_with_the_hand_written_model():
+    for k, c in [(1.0, 0.1), (3.0, 0.5)]:
+        typed = dl.simulate(from_equations(SPRING)(k=k, c=c), 5.0, dt=1e-2)
+        hand = dl.simulate(Spring(k=k, c=c), 5.0, dt=1e-2)
+        np.testing.assert_allclose(typed.ys, hand.ys, rtol=1e-12, atol=1e-14)
+
+
+def test_grad_matches_finite_differences_and_the_hand_written_model():
+    model = from_equations(SPRING)(k=2.0, c=0.3)
+    grads = jax.grad(_final_x)(model)
+    h = 1e-6
+    for name in ("k", "c"):
+        value = float(getattr(model, name))
+        up = _final_x(model.replace(**{name: value + h}))
+        down = _final_x(model.replace(**{name: value - h}))
+        np.testing.assert_allclose(getattr(grads, name), (up - down) / (2 * h), rtol=1e-6)
+    hand = jax.grad(_final_x)(Spring(k=2.0, c=0.3))
+    np.testing.assert_allclose([grads.k, grads.c], [hand.k, hand.c], rtol=1e-12)
+
+
+def test_vmap_and_jit_compile_once_for_any_values():
+    cls = from_equations(SPRING)
+    traces = []
+
+    @jax.jit
+    def final(k):
+        traces.append(1)
+        return _final_x(cls(k=k))
+
+    ks = jnp.array([0.5, 1.0, 2.0])
+    first = final(ks[0])
+    singles = [first] + [final(k) for k in ks[1:]]
+    assert len(traces) == 1  # new parameter values reuse the compiled program
+    np.testing.assert_allclose(jax.vmap(final)(ks), singles, rtol=1e-12)
+
+
+def test_functions_comparisons_time_auxiliaries_and_initial_expressions():
+    text = """\
+name: Driven
+description: a driven, clipped oscillator
+params: w = 2*pi, a = 0.5, x0 = 0.25
+init: x = 2*x0, v = -x0
+force = a*sin(w*t) + where(x > 0 and v > 0, -1, 0)
+dx/dt = clip(v, -10, 10)
+dv/dt = force - x**2*sign(x) + max(0, -1 < x < 1)
+"""
+    cls = from_equations(text)
+    assert cls.__name__ == "Driven" and cls.description == "a driven, clipped oscillator"
+    model = cls()
+    y0 = model.initial_state()
+    np.testing.assert_allclose(y0, [0.5, -0.25])
+    t = 0.1
+    x, v = 0.5, -0.25
+    expected_v = 0.5 * np.sin(2 * np.pi * t) + 0 - x**2 + 1
+    np.testing.assert_allclose(model.vector_field(t, y0), [v, expected_v], rtol=1e-12)
+    assert np.isfinite(dl.simulate(model, 1.0).final).all()
+
+
+def test_class_is_named_after_its_file_or_given_name():
+    assert from_equations(SPRING, path="models/damped-spring.eqn").__name__ == "DampedSpring"
+    assert from_equations(SPRING, name="Mine").__name__ == "Mine"
+
+
+def _problem(text):
+    problems = check_equations(text)
+    assert problems, f"accepted: {text!r}"
+    with pytest.raises(EquationError):
+        from_equations(text)
+    return problems[0]
+
+
+INIT = "\ninit: x = 1"
+
+
+@pytest.mark.parametrize(
+    ("rhs", "column", "message"),
+    [
+        ("__import__('os')", 9, "names starting with '_' are not allowed"),
+        ("__import__('os').system('true')", 9, "attribute access"),
+        ("x.real", 9, "attribute access"),
+        ("x[0]", 9, "subscripts"),
+        ("(lambda: 1)()", 10, "lambda is not allowed"),
+        ("[x for x in (1, 2)]", 9, "comprehensions are not allowed"),
+        ("sum(x for x in (1, 2))", 9, "unknown function 'sum'"),
+        ("'x'", 9, "strings are not allowed"),
+        ('f"{x}"', 9, "strings are not allowed"),
+        ("x ** 1e6", 14, "exponent too large"),
+        ("2 ** 2 ** 2 ** 2 ** 2", 14, "exponent too large"),
+        ("9" * 500, 9, "number too large"),
+        ("(" * 40 + "x" + ")" * 40, 39, "nested too deeply"),
+        ("-" * 500 + "x", 39, "nested too deeply"),
+        ("x if x > 0 else 0", 9, "use where(c, a, b)"),
+        ("(y := 1)", 10, "':=' is not allowed"),
+        ("x // 2", 9, "operator '//' is not allowed"),
+        ("open(x)", 9, "unknown function 'open'"),
+        ("exp(x=1)", 15, "keyword arguments are not allowed"),
+        ("sin(x, x)", 9, "sin takes 1 argument, got 2"),
+        ("q + 1", 9, "unknown name 'q'"),
+        ("sin", 9, "sin is a function"),
+        ("1j", 9, "use a real number"),
+        ("x +", 9, "syntax error"),
+    ],
+)
+def test_hostile_or_wrong_input_is_rejected_with_line_and_column(rhs, column, message):
+    problem = _problem(f"# comment\ndx/dt = {rhs}{INIT}")
+    assert (problem.line, problem.column) == (2, column) and message in problem.message, problem
+
+
+def test_very_long_input_is_rejected_quickly():
+    start = time.perf_counter()
+    assert "text too long" in _problem("dx/dt = x\n" + "# " + "x" * 60_000 + INIT).message
+    assert "line too long" in _problem("dx/dt = " + "+".join(["x"] * 600) + INIT).message
+    big = "\n".join(f"a{i} = {i}" for i in range(3000)) + "\ndx/dt = x" + INIT
+    assert check_equations(big) == []
+    assert time.perf_counter() - start < 5.0
+
+
+@pytest.mark.parametrize(
+    ("text", "line", "column", "message"),
+    [
+        ("params: _k = 1\ndx/dt = x" + INIT, 1, 9, "not a valid name"),
+        ("params: replace = 1\ndx/dt = x" + INIT, 1, 9, "reserved by difflab.Model"),
+        ("params: pi = 3\ndx/dt = x" + INIT, 1, 9, "reserved"),
+        ("params: k = 1, k = 2\ndx/dt = x" + INIT, 1, 16, "already declared on line 1"),
+        ("params: k = 20 in (0, 10)\ndx/dt = x" + INIT, 1, 13, "outside the bounds"),
+        ("params: k = x\ndx/dt = x" + INIT, 1, 13, "unknown name 'x'"),
+        ("dx/dt = y2 + y1\ny1 = y2\ny2 = 1" + INIT, 2, 6, "used before it is defined"),
+        ("dx/dt = x\ninit: x = t", 2, 11, "not the time t"),
+        ("dx/dt = x\ndv/dt = x\ninit: x = v, v = 0", 3, 11, "not the state 'v'"),
+        ("dx/dt = x\ndv/dt = x\ninit: x = 1", 2, 2, "state 'v' has no initial value"),
+        ("dx/dt = x\ninit: x = 1, y = 2", 2, 14, "'y' is not a state"),
+        ("x + 1" + INIT, 1, 1, "expected 'dX/dt = ...'"),
+        ("params: k = 1", 1, 1, "no equations"),
+    ],
+)
+def test_declaration_errors_point_at_the_name(text, line, column, message):
+    problem = _problem(text)
+    assert (problem.line, problem.column) == (line, column) and message in problem.message, problem
+
+
+def test_every_problem_is_listed_for_as_you_type_feedback():
+    text = "params: k = 1\ninit: x = 1, v = 0\ndx/dt = v.real\ndv/dt = -k*q\n"
+    problems = check_equations(text)
+    assert [(p.line, p.column, p.end_column) for p in problems] == [(3, 9, 15), (4, 12, 13)]
+    with pytest.raises(EquationError, match=r"^spring.eqn:3:9: attribute access .* \(and 1 more"):
+        from_equations(text, path="spring.eqn")
+    assert check_equations(SPRING) == []
+
+
+def test_columns_count_characters_not_bytes():
+    problem = _problem("# é\nparams: ω = 1\ndx/dt = x" + INIT)
+    assert (problem.line, problem.column) == (2, 9) and "not a valid name" in problem.message
+    assert _problem("dx/dt = x # ünïcode\ndv/dt = é" + INIT).column == 9
+
+
+def test_non_text_is_a_type_error():
+    with pytest.raises(TypeError, match="must be a str"):
+        from_equations(b"dx/dt = 1")
