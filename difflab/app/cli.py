@@ -50,7 +50,8 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
 
     models = commands.add_parser("models", help="list the built-in models and their parameters")
-    models.add_argument("name", nargs="?", help="show one model in detail")
+    models.add_argument("name", nargs="?",
+                        help="show one model in detail (a name, FILE.py:CLASS or FILE.eqn)")
     models.set_defaults(handler="difflab.app.commands:models")
 
     run = commands.add_parser(
@@ -58,7 +59,8 @@ def build_parser() -> argparse.ArgumentParser:
         description="Simulate one model and print its final state, or save the run.",
         epilog="example: difflab run lorenz --set rho=28 --t1 50 --dt 1e-3 --out run.h5",
     )
-    run.add_argument("model", help="a model name from `difflab models`")
+    run.add_argument("model", help="a model name from `difflab models`, a Python model file "
+                                   "FILE.py:CLASS, or an equation file FILE.eqn")
     run.add_argument("--set", dest="params", metavar="NAME=VALUE", action="append",
                      default=[], type=_parameter_assignment,
                      help="set a parameter (repeatable)")
@@ -77,10 +79,81 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--atol", type=float, default=1e-9, help="adaptive absolute tolerance")
     run.add_argument("--seed", type=int, default=0, help="random seed for stochastic models")
     run.add_argument("--out", default=None, help="save the run to a .csv or .h5 file")
+    run.add_argument("--compress", action="store_true",
+                     help="gzip + shuffle the results in an .h5 file (smaller, slower to write)")
     run.set_defaults(handler="difflab.app.commands:run")
 
     devices = commands.add_parser("devices", help="show the JAX backend, its devices and the precision")
     devices.set_defaults(handler="difflab.app.commands:devices")
+
+    from .trust import add_parser as add_trust_parser
+
+    add_trust_parser(commands)
+
+    opened = commands.add_parser(
+        "open", help="show what a session file (.h5) holds",
+        description="Summarise a DiffLab session file: models, runs, sweeps, fits, "
+                    "sensitivities and provenance. The file is only read, never executed.",
+        epilog="example: difflab open run.h5 --json",
+    )
+    opened.add_argument("path", help="a DiffLab session file")
+    opened.add_argument("--json", action="store_true", help="print the summary as JSON")
+    opened.set_defaults(handler="difflab.app.open_command:open_session")
+
+    gui = commands.add_parser(
+        "gui", help="open the desktop app (the default with no command)",
+        description="Open the DiffLab desktop app, optionally with a session file.",
+        epilog="example: difflab gui run.h5",
+    )
+    gui.add_argument("session", nargs="?", default=None, help="a session file (.h5) to open")
+    gui.set_defaults(handler="difflab.app.gui_command:gui")
+
+    sweep = commands.add_parser(
+        "sweep", help="run a parameter sweep described by a TOML file",
+        description="Simulate a model at every point of a parameter space, on every device, "
+                    "streaming the results to an HDF5 file chunk by chunk. Running the same "
+                    "command again continues an interrupted sweep. See docs/sweeps.md.",
+        epilog="example: difflab sweep examples/sweep_lorenz.toml --out sweep.h5",
+    )
+    sweep.add_argument("config", nargs="?", default=None, help="the sweep's TOML file")
+    sweep.add_argument("--out", required=True, help="the HDF5 session file to write (.h5)")
+    sweep.add_argument("--name", default=None, help="the sweep's group under /sweeps")
+    sweep.add_argument("--resume", action="store_true",
+                       help="continue the sweep in --out (its stored config if none is given)")
+    sweep.add_argument("--overwrite", action="store_true",
+                       help="start afresh, replacing a sweep of the same name")
+    sweep.add_argument("--devices", type=int, default=None, help="use the first N devices")
+    sweep.add_argument("--chunk-size", type=int, default=None, help="points per chunk")
+    sweep.add_argument("--json", action="store_true", help="print the summary as JSON on stdout")
+    sweep.add_argument("--distributed", action="store_true",
+                       help="join a multi-process sweep (jax.distributed.initialize)")
+    sweep.add_argument("--coordinator", default=None,
+                       help="HOST:PORT of process 0 (default: $DIFFLAB_COORDINATOR or the "
+                            "cluster's own, e.g. SLURM)")
+    sweep.add_argument("--num-processes", type=int, default=None,
+                       help="processes in all (default: $DIFFLAB_NUM_PROCESSES or the cluster's)")
+    sweep.add_argument("--process-id", type=int, default=None,
+                       help="this process's rank (default: $DIFFLAB_PROCESS_ID or the cluster's)")
+    sweep.add_argument("--keep-shards", action="store_true",
+                       help="multi-process: leave --out a virtual view of the per-process "
+                            "shard files instead of copying them in")
+    sweep.set_defaults(handler="difflab.app.sweep_command:sweep")
+
+    fit = commands.add_parser(
+        "fit", help="fit a model to observations described by a TOML file",
+        description="Fit a model's parameters to observed data (CSV or HDF5), streaming the "
+                    "loss history to an HDF5 session file; prints the fitted values, standard "
+                    "errors and correlations. See docs/fitting.md.",
+        epilog="example: difflab fit examples/fit_lotka_volterra/fit.toml --out fit.h5",
+    )
+    fit.add_argument("config", help="the fit's TOML file")
+    fit.add_argument("--out", required=True, help="the HDF5 session file to write (.h5)")
+    fit.add_argument("--name", default=None, help="the fit's group under /fits")
+    fit.add_argument("--devices", type=int, default=None,
+                     help="lay the starts over the first N devices")
+    fit.add_argument("--json", action="store_true", help="print the result as JSON on stdout")
+    fit.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
+    fit.set_defaults(handler="difflab.app.fit_command:fit")
     return parser
 
 
@@ -95,9 +168,8 @@ def main(argv=None) -> int:
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
-        if args.command is None:
-            parser.print_help()
-            return 0
+        if args.command is None:  # `difflab` alone opens the app
+            args = parser.parse_args(["gui"])
         from ._compilation_cache import enable_compilation_cache
 
         enable_compilation_cache()

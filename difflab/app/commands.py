@@ -21,8 +21,9 @@ def _err() -> Console:
 
 
 def _model_class(name: str):
+    """A model name, ``FILE.py:CLASS`` or ``FILE.eqn`` (errors: one line, with file and line)."""
     try:
-        return dl.models.get(name)
+        return dl.models.resolve(name)
     except ValueError as error:
         raise UsageError(str(error)) from None
 
@@ -49,7 +50,11 @@ def models(args) -> int:
     for column in ("model", "domain", "states", "parameters (defaults)"):
         table.add_column(column)
     for name in dl.models.available():
-        cls = dl.models.get(name)
+        try:
+            cls = dl.models.get(name)
+        except dl.models.PluginError as error:
+            _err().print(f"difflab: warning: {error}")
+            continue
         table.add_row(name, cls.domain, _format_states(cls()), _format_params(cls))
     _out().print(table)
     return 0
@@ -57,7 +62,7 @@ def models(args) -> int:
 
 def _model_detail(cls) -> int:
     console = _out()
-    console.print(f"[bold]{cls.registry_name}[/]: {cls.description}")
+    console.print(f"[bold]{cls.registry_name or cls.__name__}[/]: {cls.description}")
     console.print(f"states: {_format_states(cls(), most=12)}")
     table = Table()
     for column in ("parameter", "default", "bounds", "unit", "description"):
@@ -73,8 +78,8 @@ def _build_model(args):
     cls = _model_class(args.model)
     try:
         return cls().replace(**dict(args.params))
-    except ValueError as error:
-        raise UsageError(str(error)) from None
+    except (ValueError, TypeError) as error:  # TypeError: a user class that needs arguments
+        raise UsageError(str(error).splitlines()[0]) from None
 
 
 def run(args) -> int:
@@ -92,7 +97,7 @@ def run(args) -> int:
         raise UsageError(str(error)) from None
     _report(model, traj)
     if out is not None:
-        _save(out, traj, model, dict(settings, t1=args.t1, seed=args.seed, y0=None))
+        _save(out, traj, model, dict(settings, t1=args.t1, seed=args.seed), key, args.compress)
     return 0 if traj.ok else EXIT_FAILED
 
 
@@ -107,12 +112,12 @@ def _report(model, traj) -> None:
     err.print(f"{name}: {int(traj.steps)} steps in {traj.wall_time:.3f} s")
 
 
-def _save(out: Path, traj, model, settings) -> None:
+def _save(out: Path, traj, model, settings, key=None, compress=False) -> None:
     settings = {k: v for k, v in settings.items() if v is not None}
     if out.suffix == ".csv":
         dl.io.write_csv(out, traj)
     else:
-        dl.io.write_run_h5(out, traj, model=model, settings=settings)
+        dl.io.save_run(out, traj, model=model, settings=settings, key=key, compress=compress)
     _err().print(f"saved {out}")
 
 

@@ -2,3 +2,22 @@
 
 from ._export import write_csv as write_csv
 from ._export import write_run_h5 as write_run_h5
+from ._export import export_csv as export_csv
+from ._export import export_npz as export_npz
+from ._export import save_run as save_run
+from ._errors import SessionFileError as SessionFileError
+from ._h5 import recover as recover
+from ._models import ModelRecord as ModelRecord
+from ._reader import open_session as open_session
+from ._session import Session as Session
+from ._streams import FitWriter as FitWriter
+from ._streams import RunWriter as RunWriter
+from ._streams import SweepWriter as SweepWriter
+from ._writer import SCHEMA_VERSION as SCHEMA_VERSION
+from ._writer import SessionWriter as SessionWriter
+from ._writer import stream_session as stream_session
+from ._writer import write_session as write_session
+from ._observations import Observations as Observations
+from ._observations import read_csv as read_csv
+from ._observations import read_observations as read_observations
+from ._observations import write_observations_csv as write_observations_csv

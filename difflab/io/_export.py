@@ -1,12 +1,12 @@
-"""Trajectories to CSV and to a single-run HDF5 file."""
+"""Trajectories and stored results to CSV and NumPy ``.npz``; one run to a session file."""
 
 import csv
+import json
 import os
-from pathlib import Path
 
 import numpy as np
 
-from .._version import __version__
+SWEEP_ROWS = 1 << 16  # rows of a sweep read at a time while writing CSV
 
 
 def write_csv(path: str | os.PathLike, traj) -> None:
@@ -18,33 +18,93 @@ def write_csv(path: str | os.PathLike, traj) -> None:
         writer.writerows(rows.tolist())
 
 
-def write_run_h5(path: str | os.PathLike, traj, *, model, settings: dict) -> None:
-    """Write one run to HDF5: ``/runs/run0`` with ``time`` and ``state`` dimension scales.
+def save_run(path: str | os.PathLike, traj, *, model, settings: dict | None = None, key=None,
+             compress: bool = False, append: bool = False, command_line: str | None = None) -> str:
+    """Save one run as a session file, atomically; returns the run's name.
 
-    ``settings`` (solver, t0, t1, dt, ...) are stored as attributes of the run group.
+    ``settings`` are ``simulate``'s keyword arguments (``t1`` included); ``key`` the
+    PRNG key of a stochastic run; ``append=True`` adds the run to an existing session.
     """
-    import h5py  # imported on use: it adds a third of a second to `import difflab`
+    from ._writer import write_session
 
-    tmp = Path(path).with_name(Path(path).name + ".tmp")
-    with h5py.File(tmp, "w") as f:
-        f.attrs["difflab_version"] = __version__
-        run = f.create_group("runs/run0")
-        run.attrs["model"] = type(model).registry_name or type(model).__name__
-        for name, value in model.parameters().items():
-            run.attrs[f"param.{name}"] = float(value)
-        for key, value in settings.items():
-            if value is not None:
-                run.attrs[key] = value
-        run.attrs["result"] = int(np.max(np.asarray(traj.result)))
-        time = run.create_dataset("time", data=np.asarray(traj.ts))
-        time.attrs["units"] = "s"
-        time.make_scale("time")
-        state = run.create_dataset("state", data=np.array(traj.state_names, dtype="S"))
-        state.make_scale("state")
-        ys = run.create_dataset("y", data=np.asarray(traj.ys))
-        ys.attrs["long_name"] = "state"
-        ys.dims[0].attach_scale(time)
-        ys.dims[1].attach_scale(state)
-    with open(tmp, "rb+") as f:
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
+    with write_session(path, append=append, compress=compress,
+                       command_line=command_line) as session:
+        return session.add_run(traj, model=model, settings=settings, key=key)
+
+
+def write_run_h5(path: str | os.PathLike, traj, *, model, settings: dict, key=None,
+                 compress: bool = False) -> None:
+    """Save one run as a new session file (``/runs/run0``); see :func:`save_run`."""
+    save_run(path, traj, model=model, settings=settings, key=key, compress=compress)
+
+
+def _plain(value):
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    return value.item() if isinstance(value, np.generic) else value
+
+
+def export_npz(result, path: str | os.PathLike) -> None:
+    """Write a stored result's variables (and its data group) to ``.npz``.
+
+    Names become unicode arrays and the attributes one JSON string (``attrs``), so
+    ``np.load(path)`` reads it with ``allow_pickle=False``.
+    """
+    arrays = {}
+    for prefix, variables in (("", result.variables),
+                              *((f"{g}.", v) for g, v in result.groups.items())):
+        for name, var in variables.items():
+            data = var.data
+            arrays[prefix + name] = (np.array(data, dtype=str) if isinstance(data, list)
+                                     else np.asarray(data))
+    arrays["attrs"] = np.array(json.dumps({k: _plain(v) for k, v in result.attrs.items()}))
+    np.savez(path, **arrays)
+
+
+def export_csv(result, path: str | os.PathLike) -> None:
+    """Write a stored result as CSV.
+
+    A run: ``t,<states>``. A sweep: one row per point and time,
+    ``point,<parameters>,result,t,<states>``. A fit: ``step,loss,<parameters>``. A
+    sensitivity: ``parameter,gradient`` or ``t,state,<parameters>``.
+    """
+    with open(path, "w", newline="") as f:
+        writer = csv.writer(f)
+        {"runs": _run_rows, "sweeps": _sweep_rows, "fits": _fit_rows,
+         "sensitivities": _sensitivity_rows}[result.kind](writer, result)
+
+
+def _run_rows(writer, run) -> None:
+    writer.writerow(["t", *run.state_names])
+    writer.writerows(np.column_stack([np.asarray(run.time), np.asarray(run.y)]).tolist())
+
+
+def _sweep_rows(writer, sweep) -> None:
+    names, ts = sweep.parameter_names, np.asarray(sweep.time)
+    writer.writerow(["point", *names, "result", "t", *sweep.state_names])
+    per_block = max(1, SWEEP_ROWS // max(1, len(ts)))
+    for start in range(0, sweep.n_points, per_block):
+        stop = min(start + per_block, sweep.n_points)
+        params, ys = np.asarray(sweep.parameters[start:stop]), np.asarray(sweep.y[start:stop])
+        results = np.asarray(sweep.result[start:stop])
+        for i in range(stop - start):
+            head = [start + i, *params[i].tolist(), int(results[i])]
+            writer.writerows([*head, t, *y] for t, y in zip(ts.tolist(), ys[i].tolist()))
+
+
+def _fit_rows(writer, fit) -> None:
+    writer.writerow(["step", "loss", *fit.parameter_names])
+    loss, params = np.asarray(fit.loss), np.asarray(fit.parameters)
+    writer.writerows([i, l, *p] for i, (l, p) in enumerate(zip(loss.tolist(), params.tolist())))
+
+
+def _sensitivity_rows(writer, sens) -> None:
+    names = sens.parameter_names
+    if sens.dy_dp is None:
+        writer.writerow(["parameter", "gradient"])
+        writer.writerows(zip(names, np.asarray(sens.gradient).tolist()))
+        return
+    writer.writerow(["t", "state", *names])
+    ts, d = np.asarray(sens.time), np.asarray(sens.dy_dp)
+    for i, t in enumerate(ts.tolist()):
+        writer.writerows([t, s, *d[i, j].tolist()] for j, s in enumerate(sens.state_names))

@@ -13,6 +13,25 @@ from ._steppers import Leapfrog as Leapfrog
 from ._stream import Chunk as Chunk
 from ._stream import stream as stream
 from ._trajectory import Trajectory as Trajectory
+from ._spaces import Space as Space
+from ._spaces import grid as grid
+from ._spaces import latin_hypercube as latin_hypercube
+from ._spaces import sobol as sobol
+from ._spaces import uniform as uniform
+from ._sweep import SweepResult as SweepResult
+from ._sweep import sweep as sweep
+from ._sweep_job import SweepChunk as SweepChunk
+from ._sharding import use_all_cpu_cores as use_all_cpu_cores
+from ._adjoint import AutoAdjoint as AutoAdjoint
+from ._adjoint import CheckpointedAdjoint as CheckpointedAdjoint
+from ._adjoint import ForwardSensitivity as ForwardSensitivity
+from ._fit import FitError as FitError
+from ._fit import FitProgress as FitProgress
+from ._fit import FitResult as FitResult
+from ._fit import fit as fit
+from ._fit import fit_stream as fit_stream
+from ._sensitivity import Sensitivity as Sensitivity
+from ._sensitivity import sensitivity as sensitivity
 
 
 def __getattr__(name):

@@ -34,8 +34,12 @@ class Adaptive(eqx.Module):
             rtol=rtol, atol=atol, pcoeff=self.pcoeff, icoeff=self.icoeff
         )
 
-    def solve(self, model, y0, t0, t1, ts, dt0, rtol, atol, max_steps):
-        """Solve from ``t0`` to ``t1`` saving at ``ts``: (ys, result code, steps taken)."""
+    def solve(self, model, y0, t0, t1, ts, dt0, rtol, atol, max_steps, adjoint=None):
+        """Solve from ``t0`` to ``t1`` saving at ``ts``: (ys, result code, steps taken).
+
+        ``adjoint``: how diffrax differentiates the solve (default ``ForwardMode``, for
+        difflab's forward sensitivities; ``RecursiveCheckpointAdjoint`` for reverse mode).
+        """
         term = diffrax.ODETerm(lambda t, y, args: model.vector_field(t, y))
         sol = diffrax.diffeqsolve(
             term,
@@ -48,7 +52,7 @@ class Adaptive(eqx.Module):
             stepsize_controller=self.controller(rtol, atol),
             max_steps=max_steps,
             throw=False,
-            adjoint=diffrax.ForwardMode(),
+            adjoint=diffrax.ForwardMode() if adjoint is None else adjoint,
         )
         return sol.ys, from_diffrax(sol.result, sol.ys), sol.stats["num_steps"]
 

@@ -1,11 +1,13 @@
 """Integration kernels, and their derivatives as forward sensitivities carried in the solve.
 
-``integrate(plan, args)`` returns ``(ys, result, steps)``. Its JVP rule computes the
-Jacobian of ``ys`` with respect to every input that is being differentiated (found through
-symbolic zeros) by pushing a basis of tangents through the same loop, as CVODES does, and
-contracts it with the incoming tangent. That rule is linear in the tangents, so
-``jax.grad`` transposes it: reverse mode costs one forward pass with a few extra
-tangents, needs no tape, and works through loops whose trip count is a traced value.
+``integrate(plan, args)`` returns ``(ys, result, steps)``; ``plan.adjoint`` says how it is
+differentiated (``difflab/solvers/_adjoint.py``). The default, forward sensitivities, is
+the JVP rule below: it computes the Jacobian of ``ys`` with respect to every input that is
+being differentiated (found through symbolic zeros) by pushing a basis of tangents through
+the same loop, as CVODES does, and contracts it with the incoming tangent. That rule is
+linear in the tangents, so ``jax.grad`` transposes it: reverse mode costs one forward pass
+with a few extra tangents, needs no tape, and works through loops whose trip count is a
+traced value. Its memory does not depend on the number of steps.
 """
 
 import dataclasses
@@ -61,6 +63,7 @@ class Plan:
     model_static: eqx.Module
     n_save: int
     max_steps: int
+    adjoint: eqx.Module | None = None  # how derivatives are taken; None: forward sensitivities
 
     def run(self, args):
         model = eqx.combine(args["model"], self.model_static)
@@ -83,19 +86,26 @@ class Plan:
         )
 
 
-@functools.partial(jax.custom_jvp, nondiff_argnums=(0,))
 def integrate(plan: Plan, args: dict):
-    """``(ys, result, steps)`` of ``plan`` run on the traced ``args``."""
+    """``(ys, result, steps)`` of ``plan`` run on the traced ``args``.
+
+    Differentiable by ``plan.adjoint`` (forward sensitivities when ``None``).
+    """
+    if plan.adjoint is None:
+        return forward_integrate(plan, args)
+    return plan.adjoint.integrate(plan, args)
+
+
+@functools.partial(jax.custom_jvp, nondiff_argnums=(0,))
+def forward_integrate(plan: Plan, args: dict):
+    """``integrate`` whose derivatives are forward sensitivities (the JVP rule below)."""
     return plan.run(args)
 
 
-def _integrate_jvp(plan, primals, tangents):
-    (args,), (targs,) = primals, tangents
-    leaves, treedef = jax.tree.flatten(args)
-    tleaves = treedef.flatten_up_to(targs)
-    live = [i for i, t in enumerate(tleaves) if not isinstance(t, SymbolicZero)]
+def sensitivities(plan: Plan, leaves, treedef, live):
+    """``(ys, result, steps)`` and ``d ys / d x`` (n_save, n_states, P), ``x`` the raveled
+    ``leaves[i] for i in live``: a basis of P tangents pushed through one solve."""
     x, unravel = ravel_pytree([leaves[i] for i in live])
-    tx, _ = ravel_pytree([tleaves[i] for i in live])
 
     def run_at(x):
         values = list(leaves)
@@ -108,9 +118,19 @@ def _integrate_jvp(plan, primals, tangents):
         return out, tangent[0]
 
     basis = jnp.eye(x.size, dtype=x.dtype)
-    (ys, result, steps), jac = jax.vmap(push, out_axes=(None, -1))(basis)
+    out, jac = jax.vmap(push, out_axes=(None, -1))(basis)
+    return out, jac, unravel
+
+
+def _integrate_jvp(plan, primals, tangents):
+    (args,), (targs,) = primals, tangents
+    leaves, treedef = jax.tree.flatten(args)
+    tleaves = treedef.flatten_up_to(targs)
+    live = [i for i, t in enumerate(tleaves) if not isinstance(t, SymbolicZero)]
+    (ys, result, steps), jac, _ = sensitivities(plan, leaves, treedef, live)
+    tx, _ = ravel_pytree([tleaves[i] for i in live])
     zeros = (np.zeros(result.shape, jax.dtypes.float0), np.zeros(steps.shape, jax.dtypes.float0))
     return (ys, result, steps), (jac @ tx, *zeros)
 
 
-integrate.defjvp(_integrate_jvp, symbolic_zeros=True)
+forward_integrate.defjvp(_integrate_jvp, symbolic_zeros=True)

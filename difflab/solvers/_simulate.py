@@ -10,6 +10,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from ..models import Model
+from ._adjoint import resolve_adjoint
 from ._catalog import resolve_solver
 from ._integrate import Plan, integrate, save_step, step_count
 from ._result import Result, message
@@ -85,7 +86,8 @@ def _n_save(n_save, t0, t1, dt, solver) -> int:
     return n_save
 
 
-def prepare(model, t1, *, t0, dt, solver, n_save, y0, key, rtol, atol, max_steps):
+def prepare(model, t1, *, t0, dt, solver, n_save, y0, key, rtol, atol, max_steps,
+            adjoint="auto"):
     """Check the arguments of a run and turn them into a static plan and traced args."""
     if not isinstance(model, Model):
         raise TypeError(f"model must be a difflab.Model, not {type(model).__name__}")
@@ -105,7 +107,7 @@ def prepare(model, t1, *, t0, dt, solver, n_save, y0, key, rtol, atol, max_steps
     if solver.stochastic and key is None:
         raise ValueError("a stochastic model needs key=jax.random.key(...)")
     dynamic, static = eqx.partition(model, eqx.is_array)
-    plan = Plan(solver, static, int(n_save), int(max_steps))
+    plan = Plan(solver, static, int(n_save), int(max_steps), resolve_adjoint(adjoint))
     args = dict(model=dynamic, y0=_initial_state(model, y0), t0=t0, t1=t1, dt=dt,
                 rtol=rtol, atol=atol, key=key)
     return plan, args
@@ -141,6 +143,7 @@ def simulate(
     atol=1e-9,
     max_steps: int = 100_000,
     throw: bool = True,
+    adjoint="auto",
 ) -> Trajectory:
     """Simulate ``model`` from ``t0`` to ``t1`` and return its :class:`Trajectory`.
 
@@ -162,12 +165,17 @@ def simulate(
         max_steps: the most steps an adaptive solver may take.
         throw: raise :class:`SimulationError` if the run fails; with ``False`` the
             failure is recorded in ``Trajectory.result``.
+        adjoint: how ``jax.grad`` and ``jax.jacfwd`` differentiate the run:
+            ``"forward"`` (sensitivities carried in the solve), ``"reverse"`` (a
+            checkpointed discrete adjoint, reverse mode only) or ``"auto"`` (forward for
+            at most 32 differentiated scalars, else reverse; see ``docs/fitting.md``).
 
     Parameter values, ``y0``, ``t0``, ``t1``, ``dt`` and tolerances are traced: changing
     them reuses the compiled program.
     """
     plan, args = prepare(model, t1, t0=t0, dt=dt, solver=solver, n_save=n_save, y0=y0,
-                         key=key, rtol=rtol, atol=atol, max_steps=max_steps)
+                         key=key, rtol=rtol, atol=atol, max_steps=max_steps,
+                         adjoint=adjoint)
     start = time.perf_counter()
     ts, ys, result, steps = _solve(plan, args)
     concrete = _is_concrete(ys)

@@ -1,0 +1,261 @@
+"""``difflab fit CONFIG.toml --out fit.h5``: fit a model to observations from a TOML file.
+
+The format is documented in ``docs/fitting.md`` (example:
+``examples/fit_lotka_volterra/fit.toml``). A bad file gives one line naming the key at
+fault and exit status 2; a fit that does not converge exits with status 1. The loss goes
+to stderr chunk by chunk and to the output file as it comes (SWMR: the app can follow
+it); the fitted values, standard errors and correlations to stdout (``--json``: as JSON).
+"""
+
+import dataclasses
+import json
+import math
+import os
+import tomllib
+from pathlib import Path
+
+import numpy as np
+
+from .cli import EXIT_FAILED, UsageError
+
+TOP = {"model", "data", "params", "name", "parameters", "solver", "fit", "bounds"}
+SOLVER = {"name", "t0", "t1", "dt", "n_save", "rtol", "atol", "max_steps"}
+FIT = {"method", "sigma", "starts", "seed", "max_steps", "rtol", "atol", "learning_rate",
+       "chunk_size", "log_scale"}
+
+
+class ConfigError(UsageError):
+    """A fit file that cannot be used; the message names the key."""
+
+
+@dataclasses.dataclass
+class FitConfig:
+    """A fit file, read and checked."""
+
+    path: str
+    model_ref: str
+    data: str
+    params: list[str] | None
+    name: str | None
+    parameters: dict
+    solver: dict
+    fit: dict
+    bounds: dict
+
+
+def _table(data: dict, key: str, allowed=None) -> dict:
+    value = data.get(key, {})
+    if not isinstance(value, dict):
+        raise ConfigError(f"{key} must be a table")
+    for k in value:
+        if allowed is not None and k not in allowed:
+            raise ConfigError(f"unknown key {key}.{k} (allowed: {', '.join(sorted(allowed))})")
+    return value
+
+
+def _number(value, key: str, *, integer=False, positive=False):
+    ok = isinstance(value, int if integer else (int, float)) and not isinstance(value, bool)
+    if not ok or not math.isfinite(value) or (positive and value <= 0):
+        kind = "a positive " if positive else "a "
+        raise ConfigError(f"{key} must be {kind}{'integer' if integer else 'number'}, not {value!r}")
+    return value
+
+
+def load_config(path) -> FitConfig:
+    """Read a fit file and check its structure (values are checked when the fit starts)."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as error:
+        raise ConfigError(f"cannot read {path}: {error.strerror or error}") from None
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as error:
+        raise ConfigError(f"{path}: {error}") from None
+    unknown = [k for k in data if k not in TOP]
+    if unknown:
+        raise ConfigError(f"unknown key {unknown[0]} (allowed: {', '.join(sorted(TOP))})")
+    for key in ("model", "data"):
+        if not isinstance(data.get(key), str):
+            raise ConfigError(f"{key} must be given as a string")
+    params = data.get("params")
+    if params is not None and (not isinstance(params, list) or not params
+                               or not all(isinstance(p, str) for p in params)):
+        raise ConfigError("params must be a non-empty list of parameter names")
+    config = FitConfig(str(path), data["model"], data["data"], params, data.get("name"),
+                       _table(data, "parameters"), _table(data, "solver", SOLVER),
+                       _table(data, "fit", FIT), _table(data, "bounds"))
+    _check_values(config)
+    return config
+
+
+def _check_values(config: FitConfig) -> None:
+    for name, value in config.parameters.items():
+        _number(value, f"parameters.{name}")
+    for key in ("t0", "t1", "dt", "rtol", "atol"):
+        if key in config.solver:
+            _number(config.solver[key], f"solver.{key}", positive=key != "t0")
+    for key in ("n_save", "max_steps"):
+        if key in config.solver:
+            _number(config.solver[key], f"solver.{key}", integer=True, positive=True)
+    for key in ("starts", "max_steps", "chunk_size"):
+        if key in config.fit:
+            _number(config.fit[key], f"fit.{key}", integer=True, positive=True)
+    for key in ("rtol", "atol", "learning_rate"):
+        if key in config.fit:
+            _number(config.fit[key], f"fit.{key}", positive=True)
+    sigma = config.fit.get("sigma")
+    if isinstance(sigma, dict):
+        for state, value in sigma.items():
+            _number(value, f"fit.sigma.{state}", positive=True)
+    elif sigma is not None:
+        _number(sigma, "fit.sigma", positive=True)
+    for name, pair in config.bounds.items():
+        if not (isinstance(pair, list) and len(pair) == 2):
+            raise ConfigError(f"bounds.{name} must be [lower, upper]")
+        for value in pair:
+            _number(value, f"bounds.{name}")
+
+
+def _keyed(where: str, fn, *args, **kwargs):
+    try:
+        return fn(*args, **kwargs)
+    except OSError as error:
+        raise ConfigError(f"{where}: cannot read {error.filename}: {error.strerror}") from None
+    except (ValueError, TypeError, KeyError) as error:
+        text = str(error.args[0] if isinstance(error, KeyError) and error.args else error)
+        raise ConfigError(f"{where}: {text.splitlines()[0] if text else type(error).__name__}") from None
+
+
+def build(config: FitConfig):
+    """The starting model, the observations and the keyword arguments of ``difflab.fit``."""
+    import difflab as dl
+
+    base = Path(config.path).parent
+    cls = _keyed("model", dl.models.resolve, config.model_ref, base_dir=base)
+    model = _keyed("model", cls)
+    for name, value in config.parameters.items():
+        model = _keyed(f"parameters.{name}", model.replace, **{name: value})
+    data_path = Path(config.data) if os.path.isabs(config.data) else base / config.data
+    data = _keyed("data", dl.io.read_observations, data_path)
+    solver = dict(config.solver)
+    fit = dict(config.fit)
+    kwargs = {
+        "method": fit.pop("method", "lm"), "solver": solver.pop("name", None),
+        "t0": solver.pop("t0", 0.0), "t1": solver.pop("t1", None), "dt": solver.pop("dt", None),
+        "n_save": solver.pop("n_save", None), "simulate_options": solver,
+        "bounds": {k: tuple(v) for k, v in config.bounds.items()} or None, **fit,
+    }
+    return model, data, kwargs
+
+
+class _Progress:
+    """One line on stderr per chunk: the step and the lowest loss."""
+
+    def __init__(self, quiet: bool):
+        from rich.console import Console
+
+        self.console = None if quiet else Console(stderr=True, highlight=False)
+
+    def __call__(self, progress) -> None:
+        if self.console is not None and not progress.done:
+            self.console.print(f"step {progress.step:>5}  loss {progress.loss:.8g}")
+
+
+def fit(args) -> int:
+    """``difflab fit CONFIG --out FILE``: run the fit a TOML file describes."""
+    from difflab.solvers._sharding import use_all_cpu_cores
+
+    use_all_cpu_cores()
+    out = Path(args.out)
+    if out.suffix not in (".h5", ".hdf5"):
+        raise UsageError(f"--out must end in .h5 or .hdf5, not {out.name!r}")
+    config = load_config(args.config)
+    model, data, kwargs = build(config)
+    if args.devices is not None:
+        kwargs["devices"] = args.devices
+    name = args.name or config.name
+    result = _run(model, data, config.params, kwargs, out, name, _Progress(args.quiet))
+    _report(result, args.json)
+    return 0 if result.ok else EXIT_FAILED
+
+
+def _run(model, data, params, kwargs, out, name, progress):
+    import difflab as dl
+
+    try:
+        stream = dl.solvers.fit_stream(model, data, params, **kwargs)
+        first = next(stream)
+    except (ValueError, TypeError) as error:
+        raise UsageError(str(error).splitlines()[0]) from None
+    try:
+        with dl.io.stream_session(out) as session:
+            writer = _writer(session, model, data, first, kwargs, name)
+            session.start_swmr()
+            result = _drain(stream, first, writer, progress)
+            writer.finish(fitted_model=result.model, result=int(result.result),
+                          message=result.message, **_fit_info(result))
+        with dl.io.write_session(out, append=True) as session:
+            session.add_run(result.trajectory(), model=result.model,
+                            settings=_settings(result.settings))
+    except OSError as error:
+        raise UsageError(f"cannot write {out}: {error.strerror or error}") from None
+    return result
+
+
+def _drain(stream, first, writer, progress):
+    item = first
+    while True:
+        progress(item)
+        if item.done:
+            return item.result
+        writer.append(item.losses, item.parameters)
+        item = next(stream)
+
+
+def _writer(session, model, data, first, kwargs, name):
+    from difflab.solvers._fit_io import _settings as settings_of
+
+    settings = settings_of({k: kwargs.get(k) for k in ("t0", "t1", "dt", "solver", "n_save")})
+    if name is not None and name in session.file["fits"]:
+        raise UsageError(f"--out already holds a fit named {name!r}; choose another --name")
+    return session.new_fit(
+        model=model, parameter_names=first.names, settings=settings, name=name,
+        data={"time": data.t, "y": data.y, "state_names": list(data.states), "sigma": data.sigma},
+        optimizer=str(kwargs.get("method", "lm")), loss_name="0.5 * chi^2",
+        max_steps=kwargs.get("max_steps"), learning_rate=kwargs.get("learning_rate"))
+
+
+def _fit_info(result) -> dict:
+    from difflab.solvers._fit_io import fit_info
+
+    return fit_info(result)
+
+
+def _settings(settings: dict) -> dict:
+    from difflab.solvers._fit_io import _settings as settings_of
+
+    return settings_of(settings)
+
+
+def _report(result, as_json: bool) -> None:
+    if as_json:
+        print(json.dumps({
+            "result": int(result.result), "message": result.message, "steps": result.n_steps,
+            "params": result.params, "stderr": result.stderr, "chi2": result.chi2,
+            "dof": result.dof, "names": list(result.names),
+            "correlation": np.asarray(result.correlation).tolist(),
+        }, sort_keys=True))
+        return
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console(highlight=False)
+    console.print(f"{result.method}: {result.message} after {result.n_steps} steps; "
+                  f"chi^2 = {result.chi2:.6g}, {result.dof} degrees of freedom")
+    table = Table()
+    for column in ("parameter", "value", "std. error", *result.names):
+        table.add_column(column)
+    for i, n in enumerate(result.names):
+        row = [f"{result.correlation[i, j]:+.3f}" for j in range(len(result.names))]
+        table.add_row(n, f"{result.params[n]:.6g}", f"{result.stderr[n]:.3g}", *row)
+    console.print(table)

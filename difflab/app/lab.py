@@ -1,0 +1,397 @@
+"""The lab: the Qt-free state of one app session and the commands that change it.
+
+The GUI draws a :class:`Lab` and calls its commands; tests and scripts drive the same
+object without a display::
+
+    lab = Lab("pendulum")
+    lab.events.current.connect(lambda e: print(e.run.ys[-1]))
+    lab.set_param("g", 3.7)       # undoable
+    lab.solve_now()               # what the app's worker does off the GUI thread
+    lab.undo()
+
+State: the chosen model and its parameter values, the run settings, the current run
+(the curve of the current values), the named runs kept for comparison, the plot layout,
+the file the session belongs to and whether it has unsaved changes. Each change emits
+an event on ``lab.events`` (see :data:`EVENTS`).
+"""
+
+import dataclasses
+import json
+import math
+import re
+
+import difflab as dl
+
+from .events import EmitterGroup
+from .runs import Run, RunSettings, SolveRequest, describe_failure, solve
+from .undo import Command, UndoStack
+
+#: Events a Lab emits, and their fields.
+EVENTS = {
+    "model": "name: the model was switched (parameters reset to its values)",
+    "params": "changed: dict of parameter values that changed",
+    "settings": "settings: the new RunSettings",
+    "current": "run: the current run was replaced (run.complete False while streaming)",
+    "runs": "names: the kept runs were added, removed, renamed or shown/hidden",
+    "layout": "layout: the plot layout changed",
+    "dirty": "dirty: bool, unsaved changes or not",
+    "path": "path: the session file (None for a new session)",
+    "undo": "can_undo, can_redo, undo_text, redo_text",
+    "log": "level ('info', 'warning', 'error'), text",
+    "results": "kind ('sweep', 'fit', 'sensitivity'), name: a result was added or removed",
+}
+NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]{0,63}")
+DEFAULT_MODEL = "pendulum"
+
+
+@dataclasses.dataclass
+class PlotLayout:
+    """What the plots show: the time-series states, the phase-portrait axes, the front view."""
+
+    time_states: tuple[str, ...] = ()
+    phase_x: str = ""
+    phase_y: str = ""
+    view: str = "time"
+
+    @classmethod
+    def for_states(cls, states, view: str = "time") -> "PlotLayout":
+        states = tuple(states)
+        y = states[1] if len(states) > 1 else states[0]
+        return cls(states[:4], states[0], y, view)
+
+    def fitted_to(self, states) -> "PlotLayout":
+        """This layout where it names existing states, the default where it does not."""
+        states = tuple(states)
+        default = PlotLayout.for_states(states, self.view)
+        kept = tuple(s for s in self.time_states if s in states)
+        return PlotLayout(
+            kept or default.time_states,
+            self.phase_x if self.phase_x in states else default.phase_x,
+            self.phase_y if self.phase_y in states else default.phase_y,
+            self.view,
+        )
+
+    def to_json(self) -> dict:
+        return {"time_states": list(self.time_states), "phase": [self.phase_x, self.phase_y],
+                "view": self.view}
+
+    @classmethod
+    def from_json(cls, data: dict) -> "PlotLayout":
+        phase = list(data.get("phase") or ["", ""]) + ["", ""]
+        return cls(tuple(str(s) for s in data.get("time_states", ())), str(phase[0]),
+                   str(phase[1]), str(data.get("view", "time")))
+
+
+class Lab:
+    """One app session: model, parameters, settings, runs, layout, undo history, file."""
+
+    def __init__(self, model: str = DEFAULT_MODEL, settings: RunSettings | None = None):
+        self.events = EmitterGroup(EVENTS, error_handler=self._observer_failed)
+        self.undo_stack = UndoStack(changed=self._undo_changed)
+        self.user_models: dict[str, type[dl.Model]] = {}
+        self.settings = settings or RunSettings()
+        self.runs: dict[str, Run] = {}
+        self.results: dict[str, dict] = {"sweep": {}, "fit": {}, "sensitivity": {}}
+        self.current: Run | None = None
+        self.path = None
+        self.dirty = False
+        self.messages: list[tuple[str, str]] = []
+        self.gui_layout: dict = {}
+        self._bases: dict[str, dl.Model] = {}
+        self._serial = 0
+        self._applied = -1
+        self._restore_model({"model": model, "params": None})
+        self.layout = PlotLayout.for_states(self.state_names)
+
+    # -- models ---------------------------------------------------------------------
+
+    def model_class(self, name: str) -> type[dl.Model]:
+        """The class of a built-in or user model (``ValueError`` for unknown names)."""
+        if name in self.user_models:
+            return self.user_models[name]
+        return dl.models.get(name)
+
+    def catalog(self) -> dict[str, list[str]]:
+        """Model names grouped by domain: the built-in library, then the user's models."""
+        groups: dict[str, list[str]] = {}
+        for name in dl.models.available():
+            groups.setdefault(dl.models.get(name).domain, []).append(name)
+        groups = dict(sorted(groups.items()))
+        if self.user_models:
+            groups["user"] = sorted(self.user_models)
+        return groups
+
+    def add_user_model(self, cls: type[dl.Model], name: str | None = None) -> str:
+        """Make a user's model class available in the browser; returns its name."""
+        name = name or cls.registry_name or cls.__name__
+        self.user_models[name] = cls
+        self._bases.pop(name, None)
+        self.events.model.emit(name=self.model_name, catalog=True)
+        return name
+
+    def base_model(self, name: str) -> dl.Model:
+        if name not in self._bases:
+            self._bases[name] = self.model_class(name)()
+        return self._bases[name]
+
+    @property
+    def specs(self) -> dict[str, dl.models.ParamSpec]:
+        return self.model_class(self.model_name).parameter_specs()
+
+    @property
+    def model(self) -> dl.Model:
+        """The chosen model with the current parameter values."""
+        return self.base_model(self.model_name).replace(**self.params)
+
+    @property
+    def state_names(self) -> tuple[str, ...]:
+        return tuple(self.base_model(self.model_name).state_names)
+
+    def select_model(self, name: str) -> None:
+        """Switch to model ``name`` at its default values (undoable)."""
+        if name == self.model_name:
+            return
+        cls = self.model_class(name)
+        before = {"model": self.model_name, "params": dict(self.params)}
+        after = {"model": name, "params": self._defaults(cls)}
+        self._do(Command(f"Select model {name}", before, after, self._restore_model))
+
+    def _defaults(self, cls) -> dict[str, float]:
+        return {n: float(s.default) for n, s in cls.parameter_specs().items()}
+
+    def _restore_model(self, state: dict) -> None:
+        name = state["model"]
+        cls = self.model_class(name)
+        switched = getattr(self, "model_name", None) != name
+        self.model_name = name
+        self.params = dict(state["params"] or self._defaults(cls))
+        if switched:
+            self.current = None
+            self.events.current.emit(run=None)
+            if hasattr(self, "layout"):
+                self.set_layout(self.layout.fitted_to(self.state_names))
+            self.events.model.emit(name=name, catalog=False)
+        self.events.params.emit(changed=dict(self.params))
+
+    # -- parameters (undoable) -------------------------------------------------------
+
+    def set_param(self, name: str, value: float, *, merge_key=None) -> None:
+        """Set one parameter; edits with the same ``merge_key`` undo as one step."""
+        self.set_params({name: value}, merge_key=merge_key)
+
+    def set_params(self, values: dict[str, float], *, merge_key=None, text: str | None = None) -> None:
+        """Set several parameters at once, as one undoable step."""
+        specs = self.specs
+        clean = {}
+        for name, value in values.items():
+            if name not in specs:
+                raise ValueError(f"{self.model_name} has no parameter {name!r}; its parameters "
+                                 f"are {', '.join(specs) or 'none'}")
+            value = float(value)
+            if not math.isfinite(value):
+                raise ValueError(f"{name} must be a finite number, got {value}")
+            if value != self.params[name]:
+                clean[name] = value
+        if not clean:
+            return
+        before = {"model": self.model_name, "params": {n: self.params[n] for n in clean}}
+        after = {"model": self.model_name, "params": clean}
+        text = text or "Set " + ", ".join(f"{n} = {v:.6g}" for n, v in clean.items())
+        self._do(Command(text, before, after, self._restore_params, merge_key))
+
+    def reset_params(self) -> None:
+        """All parameters back to the model's defaults (undoable)."""
+        self.set_params(self._defaults(self.model_class(self.model_name)), text="Reset parameters")
+
+    def _restore_params(self, state: dict) -> None:
+        if state["model"] != self.model_name:
+            self._restore_model({"model": state["model"], "params": None})
+        self.params.update(state["params"])
+        self.events.params.emit(changed=dict(state["params"]))
+
+    def _do(self, command: Command) -> None:
+        command.redo()
+        self.undo_stack.push(command)
+        self.mark_dirty()
+
+    def undo(self) -> str | None:
+        """Take back the last parameter edit or model switch; returns what it was."""
+        text = self.undo_stack.undo()
+        if text is not None:
+            self.mark_dirty()
+        return text
+
+    def redo(self) -> str | None:
+        text = self.undo_stack.redo()
+        if text is not None:
+            self.mark_dirty()
+        return text
+
+    def _undo_changed(self) -> None:
+        s = self.undo_stack
+        self.events.undo.emit(can_undo=s.can_undo, can_redo=s.can_redo,
+                              undo_text=s.undo_text, redo_text=s.redo_text)
+
+    # -- settings and layout --------------------------------------------------------
+
+    def set_settings(self, **changes) -> None:
+        """Change run settings (``t1``, ``dt``, ``solver``, ``n_save``, ``seed``, ``t0``)."""
+        settings = dataclasses.replace(self.settings, **changes)
+        if settings != self.settings:
+            self.settings = settings
+            self.events.settings.emit(settings=settings)
+            self.mark_dirty()
+
+    def set_layout(self, layout: PlotLayout | None = None, **changes) -> None:
+        layout = dataclasses.replace(layout or self.layout, **changes)
+        if layout.time_states:
+            layout.time_states = tuple(layout.time_states)
+        if layout != getattr(self, "layout", None):
+            self.layout = layout
+            self.events.layout.emit(layout=layout)
+
+    # -- the current run -------------------------------------------------------------
+
+    def solve_request(self) -> SolveRequest:
+        """A snapshot of what to simulate now, for a worker thread."""
+        self._serial += 1
+        return SolveRequest(self._serial, self.model, self.model_name, self.settings)
+
+    def accept(self, run: Run) -> bool:
+        """Make ``run`` the current run unless a newer request's run is already shown."""
+        if run.serial < self._applied or run.model_name != self.model_name:
+            return False
+        self._applied = run.serial
+        self.current = run
+        if run.complete and not run.ok:
+            self.log(describe_failure(run), "error")
+        self.events.current.emit(run=run)
+        return True
+
+    def solve_now(self) -> Run:
+        """Simulate the current state on this thread and make it the current run."""
+        run = solve(self.solve_request())
+        self.accept(run)
+        return run
+
+    # -- kept runs -------------------------------------------------------------------
+
+    def keep_current(self, name: str | None = None) -> str:
+        """Keep the current run under ``name`` (default ``run0``, ``run1``, ...) for overlays."""
+        if self.current is None:
+            raise ValueError("there is no current run to keep; simulate first")
+        name = self._check_new_name(name or self._free_name("run"))
+        self.runs[name] = self.current.renamed(name)
+        self.events.runs.emit(names=list(self.runs))
+        self.mark_dirty()
+        return name
+
+    def add_run(self, run: Run) -> str:
+        name = self._check_new_name(run.name if run.name not in self.runs else self._free_name("run"))
+        self.runs[name] = run.renamed(name)
+        self.events.runs.emit(names=list(self.runs))
+        self.mark_dirty()
+        return name
+
+    def rename_run(self, old: str, new: str) -> None:
+        if new == old:
+            return
+        self._check_new_name(new)
+        self.runs = {new if k == old else k: (r.renamed(new) if k == old else r)
+                     for k, r in self.runs.items()}
+        self.events.runs.emit(names=list(self.runs))
+        self.mark_dirty()
+
+    def remove_run(self, name: str) -> None:
+        self.runs.pop(name)
+        self.events.runs.emit(names=list(self.runs))
+        self.mark_dirty()
+
+    def set_run_visible(self, name: str, visible: bool) -> None:
+        if self.runs[name].visible != visible:
+            self.runs[name].visible = visible
+            self.events.runs.emit(names=list(self.runs))
+            self.mark_dirty()
+
+    def _check_new_name(self, name: str) -> str:
+        if not NAME.fullmatch(name or ""):
+            raise ValueError(f"invalid run name {name!r}: use letters, digits, '_', '.', '-' "
+                             "(at most 64, not starting with a digit)")
+        if name in self.runs or name == "current":
+            raise ValueError(f"a run named {name!r} already exists")
+        return name
+
+    def _free_name(self, prefix: str, taken=None) -> str:
+        taken = self.runs if taken is None else taken
+        i = 0
+        while f"{prefix}{i}" in taken:
+            i += 1
+        return f"{prefix}{i}"
+
+    # -- results of sweeps, fits, sensitivities ----------------------------------------
+
+    def add_result(self, kind: str, result, name: str | None = None) -> str:
+        """Keep a sweep, fit or sensitivity result (saved with the session)."""
+        store = self.results[kind]
+        name = name or self._free_name(kind, store)
+        store[name] = result
+        self.events.results.emit(kind=kind, name=name)
+        self.mark_dirty()
+        return name
+
+    # -- file state and messages ----------------------------------------------------
+
+    def mark_dirty(self, dirty: bool = True) -> None:
+        if dirty != self.dirty:
+            self.dirty = dirty
+            self.events.dirty.emit(dirty=dirty)
+
+    def set_path(self, path) -> None:
+        self.path = path
+        self.events.path.emit(path=path)
+
+    def log(self, text: str, level: str = "info") -> None:
+        """Report something to the user (the app's log panel shows it)."""
+        self.messages.append((level, text))
+        del self.messages[:-1000]
+        self.events.log.emit(level=level, text=text)
+
+    def _observer_failed(self, text: str) -> None:
+        self.log(text, "error")
+
+    def app_settings(self) -> dict:
+        """The session's settings as JSON-ready values (the ``/app`` ``settings`` of a file)."""
+        return {"model": self.model_name, "params": dict(self.params),
+                "run_settings": self.settings.as_dict(),
+                "visible": {n: r.visible for n, r in self.runs.items()}}
+
+    def summary(self) -> str:
+        """One line: model, parameters and the number of runs."""
+        from .runs import format_params
+
+        return (f"{self.model_name} ({format_params(self.params)}), "
+                f"{len(self.runs)} kept run(s)")
+
+    def to_json(self) -> str:
+        return json.dumps({"settings": self.app_settings(), "plot_layout": self.layout.to_json()})
+
+    def reset(self, model: str = DEFAULT_MODEL) -> None:
+        """A new, empty session (File > New)."""
+        self.runs.clear()
+        for store in self.results.values():
+            store.clear()
+        self.current = None
+        self.gui_layout = {}
+        self._restore_model({"model": model, "params": None})
+        self.set_layout(PlotLayout.for_states(self.state_names))
+        self.undo_stack.clear()
+        self.events.runs.emit(names=[])
+        self.events.results.emit(kind=None, name=None)
+        self.set_path(None)
+        self.mark_dirty(False)
+
+
+def finite_bounds(spec) -> tuple[float, float]:
+    """A parameter's bounds, widened to include its default (for sliders)."""
+    lo, hi = spec.bounds
+    return min(lo, spec.default), max(hi, spec.default)

@@ -1,0 +1,394 @@
+"""``difflab sweep CONFIG.toml --out sweep.h5``: a parameter sweep from a TOML file.
+
+The file format is documented in ``docs/sweeps.md`` (example: ``examples/sweep_lorenz.toml``).
+A bad file gives one line naming the key at fault and exit status 2. Progress (points/s,
+ETA, failed points) goes to stderr; the summary to stderr, or as JSON to stdout.
+"""
+
+import dataclasses
+import json
+import math
+import os
+import sys
+import tomllib
+from pathlib import Path
+
+import numpy as np
+
+from .cli import UsageError
+
+TOP = {"model", "name", "parameters", "initial_state", "solver", "space", "output", "run"}
+SOLVER = {"name", "t0", "t1", "dt", "rtol", "atol", "max_steps", "seed"}
+SAMPLE = {"method", "n", "seed", "ranges", "scramble"}
+OUTPUT = {"n_save", "trajectories", "observables"}
+RUN = {"chunk_size", "memory_budget", "block_size"}
+METHODS = ("uniform", "latin_hypercube", "sobol")
+SPACING = ("linspace", "logspace", "geomspace")
+
+
+class ConfigError(UsageError):
+    """A sweep file that cannot be used; the message names the key."""
+
+
+@dataclasses.dataclass
+class SweepConfig:
+    """A sweep file, read and checked: what to build and how to run it."""
+
+    path: str
+    text: str
+    model_ref: str
+    name: str | None
+    parameters: dict
+    initial_state: dict
+    solver: dict
+    space: dict
+    output: dict
+    run: dict
+    trust: object = True  # may a Python model file it names run? (True: the user gave it)
+
+
+def _table(data, key: str, allowed=None) -> dict:
+    value = data.get(key.rsplit(".", 1)[-1], {})
+    if not isinstance(value, dict):
+        raise ConfigError(f"{key} must be a table")
+    if allowed is not None:
+        for k in value:
+            if k not in allowed:
+                raise ConfigError(f"unknown key {key}.{k} (allowed: {', '.join(sorted(allowed))})")
+    return value
+
+
+def _number(value, key: str, *, integer=False, positive=False):
+    ok = isinstance(value, int if integer else (int, float)) and not isinstance(value, bool)
+    if not ok or not math.isfinite(value) or (positive and value <= 0):
+        kind = "a positive " if positive else "a "
+        raise ConfigError(f"{key} must be {kind}{'integer' if integer else 'number'}, "
+                          f"not {value!r}")
+    return value
+
+
+def load_config(path) -> SweepConfig:
+    """Read and check the structure of a sweep file (values are checked when built)."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as error:
+        raise ConfigError(f"cannot read {path}: {error.strerror or error}") from None
+    return parse_config(text, path)
+
+
+def parse_config(text: str, path) -> SweepConfig:
+    """A sweep config from its TOML ``text``; relative model files are found beside ``path``."""
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as error:
+        raise ConfigError(f"{path} is not valid TOML: {error}") from None
+    for key in data:
+        if key not in TOP:
+            raise ConfigError(f"unknown key {key!r} (allowed: {', '.join(sorted(TOP))})")
+    if not isinstance(data.get("model"), str):
+        raise ConfigError("model must be a model name, e.g. model = \"lorenz\"")
+    name = data.get("name")
+    if name is not None and not isinstance(name, str):
+        raise ConfigError("name must be a string")
+    solver = _table(data, "solver", SOLVER)
+    for key in ("t0", "t1", "dt", "rtol", "atol"):
+        if key in solver:
+            _number(solver[key], f"solver.{key}", positive=key in ("dt", "rtol", "atol"))
+    if "t1" not in solver:
+        raise ConfigError("solver.t1 is missing: the end time of every simulation")
+    for key in ("max_steps", "seed"):
+        if key in solver:
+            _number(solver[key], f"solver.{key}", integer=True, positive=key == "max_steps")
+    if "name" in solver and not isinstance(solver["name"], str):
+        raise ConfigError("solver.name must be a solver name, e.g. \"rk4\"")
+    return SweepConfig(os.fspath(path), text, data["model"], name,
+                       _numbers_table(data, "parameters"), _numbers_table(data, "initial_state"),
+                       solver, _table(data, "space"), _output(data), _run(data))
+
+
+def _output(data) -> dict:
+    output = _table(data, "output", OUTPUT)
+    if "n_save" in output:
+        _number(output["n_save"], "output.n_save", integer=True, positive=True)
+    if not isinstance(output.get("trajectories", False), bool):
+        raise ConfigError("output.trajectories must be true or false")
+    for name, spec in _table(output, "output.observables").items():
+        if not isinstance(spec, str):
+            raise ConfigError(f"output.observables.{name} must be a spec like \"max(x)\"")
+    return output
+
+
+def _run(data) -> dict:
+    run = _table(data, "run", RUN)
+    for key in ("chunk_size", "block_size"):
+        if key in run:
+            _number(run[key], f"run.{key}", integer=True, positive=True)
+    budget = run.get("memory_budget", 1)
+    if not isinstance(budget, (int, str)) or isinstance(budget, bool):
+        raise ConfigError("run.memory_budget must be bytes or a size like \"512 MiB\"")
+    if isinstance(budget, str):
+        from difflab.solvers._sweep_job import _bytes
+
+        _keyed("run.memory_budget", _bytes, budget)
+    return run
+
+
+def _numbers_table(data, key) -> dict:
+    table = _table(data, key)
+    for k, v in table.items():
+        _number(v, f"{key}.{k}")
+    return table
+
+
+# -- building the sweep ------------------------------------------------------------------
+
+
+def _axis(value, key: str) -> np.ndarray:
+    if isinstance(value, list):
+        return np.array([_number(v, key) for v in value], dtype=float)
+    if isinstance(value, dict) and len(value) == 1:
+        (kind, spec), = value.items()
+        if kind in SPACING and isinstance(spec, list) and len(spec) == 3:
+            start, stop = _number(spec[0], key), _number(spec[1], key)
+            count = _number(spec[2], f"{key}.{kind}[2]", integer=True, positive=True)
+            return getattr(np, kind)(start, stop, count)
+    raise ConfigError(f"{key} must be a list of numbers or {{ linspace = [start, stop, n] }} "
+                      "(also logspace, geomspace)")
+
+
+def _flat(table: dict, key: str) -> dict:
+    """``{"y0": {"x": v}}`` (TOML ``y0.x = v``) becomes ``{"y0.x": v}``."""
+    out = {}
+    for k, v in table.items():
+        if k == "y0" and isinstance(v, dict) and not set(SPACING) & set(v):
+            out.update({f"y0.{s}": w for s, w in v.items()})
+        else:
+            out[k] = v
+    return out
+
+
+def _range(value, key):
+    ok = isinstance(value, list) and len(value) in (2, 3) and (len(value) == 2 or value[2] == "log")
+    if not ok:
+        raise ConfigError(f"{key} must be [low, high] or [low, high, \"log\"]")
+    return (_number(value[0], key), _number(value[1], key), *value[2:])
+
+
+def build_space(space: dict):
+    """The :class:`difflab.Space` a ``[space]`` table describes."""
+    import jax
+
+    import difflab as dl
+
+    kinds = [k for k in space if k in ("grid", "points", "sample")]
+    unknown = [k for k in space if k not in ("grid", "points", "sample")]
+    if unknown:
+        raise ConfigError(f"unknown key space.{unknown[0]} (use space.grid, space.points or "
+                          "space.sample)")
+    if len(kinds) != 1:
+        raise ConfigError("space needs exactly one of space.grid, space.points, space.sample")
+    kind = kinds[0]
+    table = _table(space, f"space.{kind}", SAMPLE if kind == "sample" else None)
+    if kind != "sample":
+        axes = {k: _axis(v, f"space.{kind}.{k}") for k, v in _flat(table, kind).items()}
+        if not axes:
+            raise ConfigError(f"space.{kind} names no parameter to sweep")
+        return dl.grid(axes) if kind == "grid" else axes
+    method = table.get("method", "sobol")
+    if method not in METHODS:
+        raise ConfigError(f"space.sample.method must be one of {', '.join(METHODS)}, "
+                          f"not {method!r}")
+    n = _number(table.get("n"), "space.sample.n", integer=True, positive=True)
+    seed = _number(table.get("seed", 0), "space.sample.seed", integer=True)
+    ranges = {k: _range(v, f"space.sample.ranges.{k}")
+              for k, v in _flat(_table(table, "space.sample.ranges"), "ranges").items()}
+    if not ranges:
+        raise ConfigError("space.sample.ranges names no parameter to sweep")
+    options = {"scramble": bool(table.get("scramble", True))} if method == "sobol" else {}
+    return getattr(dl, method)(jax.random.key(seed), n, ranges, **options)
+
+
+def _keyed(where: str, fn, *args, **kwargs):
+    """``fn(*args, **kwargs)``, its errors as one line starting with ``where`` (the key)."""
+    try:
+        return fn(*args, **kwargs)
+    except (ValueError, TypeError, KeyError) as error:
+        raise ConfigError(f"{where}: {_one_line(error)}") from None
+
+
+def _model(config: SweepConfig):
+    import difflab as dl
+
+    cls = _keyed("model", dl.models.resolve, config.model_ref, base_dir=Path(config.path).parent,
+                 trust=config.trust)
+    model = _keyed("model", cls)
+    for name, value in config.parameters.items():
+        model = _keyed(f"parameters.{name}", model.replace, **{name: value})
+    y0 = np.array(model.initial_state(), dtype=float)
+    for state, value in config.initial_state.items():
+        y0[_keyed(f"initial_state.{state}", model.state_index, state)] = value
+    return model, y0
+
+
+def build_job(config: SweepConfig, *, chunk_size=None, devices=None):
+    """The :class:`difflab.solvers.SweepJob` of a config; bad values raise ``ConfigError``."""
+    import jax
+
+    import difflab as dl
+    from difflab.solvers import _catalog, _observables
+    from difflab.solvers._spaces import Space
+    from difflab.solvers._sweep_job import SweepJob
+
+    model, y0 = _model(config)
+    space = dl.solvers._spaces.as_space(build_space(config.space))
+    kind = next(iter(config.space))
+    for column in space.names:
+        _keyed(f"space.{kind}.{column}", Space({column: space[column]}, (len(space),)).check, model)
+    s, out, run = config.solver, config.output, config.run
+    _keyed("solver.name", _catalog.resolve_solver, s.get("name"), model)
+    observables = _table(out, "output.observables")
+    for name, spec in observables.items():
+        _keyed(f"output.observables.{name}", _observables.resolve, {name: spec}, model.state_names)
+    key = jax.random.key(s.get("seed", 0)) if isinstance(model, dl.SDEModel) else None
+    options = dict(t0=s.get("t0", 0.0), dt=s.get("dt"), solver=s.get("name"),
+                   n_save=out.get("n_save"), y0=y0, observables=observables or None,
+                   trajectories=out.get("trajectories"), key=key, rtol=s.get("rtol", 1e-6),
+                   atol=s.get("atol", 1e-9), max_steps=s.get("max_steps", 100_000),
+                   chunk_size=chunk_size or run.get("chunk_size"),
+                   memory_budget=run.get("memory_budget", 512 * 2**20),
+                   block_size=run.get("block_size"), devices=devices)
+    return _keyed(config.path, SweepJob, model, space, s["t1"], **options)
+
+
+def _one_line(error) -> str:
+    text = str(error.args[0]) if isinstance(error, KeyError) and error.args else str(error)
+    return " ".join(text.split())
+
+
+# -- the command -------------------------------------------------------------------------
+
+
+def _stored_config(out: str, name: str | None) -> SweepConfig:
+    """The config text a sweep in ``out`` was started from (``--resume`` without a file)."""
+    from difflab.io import _h5
+    from difflab.io._sweep_store import text
+
+    if not os.path.exists(out):
+        raise UsageError(f"--resume without a config needs an existing --out file; "
+                         f"{out} is missing")
+    with _h5.open_for_reading(out) as f:
+        sweeps = f.get("sweeps", {})
+        stored = {n: text(g.attrs.get("config")) for n, g in sweeps.items()}
+        paths = {n: text(g.attrs.get("config_path")) for n, g in sweeps.items()}
+    candidates = [n for n, config in stored.items() if config and name in (None, n)]
+    if len(candidates) != 1:
+        which = f"sweep {name!r}" if name else "exactly one sweep started from a config file"
+        raise UsageError(f"{out} holds no {which}; give the config file (or --name)")
+    config = parse_config(stored[candidates[0]], Path(paths[candidates[0]] or out))
+    from .trust import TrustStore
+
+    # Read from a file, so a Python model file it names runs only if the user trusts it.
+    return dataclasses.replace(config, trust=TrustStore())
+
+
+class _Meter:
+    """A rich progress bar on stderr: points, points/s, ETA and failed points."""
+
+    def __init__(self):
+        import time
+
+        from rich.console import Console
+        from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn,
+                                   TimeRemainingColumn)
+
+        self.clock, self.points, self.failed = time.perf_counter, 0, 0
+        self.start = self.clock()
+        self.progress = Progress(
+            TextColumn("sweep"), BarColumn(), MofNCompleteColumn(),
+            TextColumn("{task.fields[rate]:>12}"), TextColumn("ETA"), TimeRemainingColumn(),
+            TextColumn("{task.fields[failed]} failed"),
+            console=Console(stderr=True, highlight=False))
+        self.task = self.progress.add_task("sweep", total=None, rate="", failed=0)
+
+    def begin(self, total: int, done: int) -> None:
+        """Called before the first chunk: the points in all, and those already in the file."""
+        self.progress.update(self.task, total=total, completed=done)
+        self.start = self.clock()
+
+    def __enter__(self):
+        self.progress.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.progress.stop()
+
+    def __call__(self, chunk) -> None:
+        n = chunk.stop - chunk.start
+        self.points += n
+        self.failed += chunk.n_failed
+        rate = self.points / max(self.clock() - self.start, 1e-9)
+        self.progress.update(self.task, advance=n, rate=f"{rate:,.0f} pts/s", failed=self.failed)
+
+
+def _summary_line(stats: dict) -> str:
+    failures = ", ".join(f"{k} {v}" for k, v in stats["failures"].items())
+    where = f"{stats['name']} in {stats['out']}" if stats.get("out") else "sweep"
+    resumed = f", {stats['resumed']} resumed from the file" if stats["resumed"] else ""
+    return (f"{where}: {stats['points']} points, {stats['failed']} failed"
+            + (f" ({failures})" if failures else "") + resumed
+            + f"; {stats['run_time']:.2f} s run + {stats['compile_time']:.2f} s compile, "
+            + f"{stats['points_per_second']:,.0f} points/s on {stats['devices']} devices"
+            + (f" in {stats['processes']} processes" if stats["processes"] > 1 else ""))
+
+
+def sweep(args) -> int:
+    """``difflab sweep CONFIG --out FILE``: run (or resume) the sweep a TOML file describes."""
+    from difflab.solvers._sharding import use_all_cpu_cores
+
+    use_all_cpu_cores()
+    if args.distributed:
+        from difflab.solvers._sharding import initialize_distributed
+
+        try:
+            initialize_distributed(args.coordinator, args.num_processes, args.process_id)
+        except (ValueError, RuntimeError) as error:
+            raise UsageError(f"--distributed: {_one_line(error)}") from None
+    if Path(args.out).suffix.lower() not in (".h5", ".hdf5", ".nc"):
+        raise UsageError(f"--out must end in .h5, .hdf5 or .nc (an HDF5 session file), "
+                         f"not {Path(args.out).name!r}")
+    if args.chunk_size is not None and args.chunk_size < 1:
+        raise UsageError(f"--chunk-size must be at least 1, got {args.chunk_size}")
+    if args.resume and args.overwrite:
+        raise UsageError("--resume and --overwrite contradict each other")
+    if args.config is None and not args.resume:
+        raise UsageError("give a sweep config file (or --resume to continue the sweep in --out)")
+    config = load_config(args.config) if args.config else _stored_config(args.out, args.name)
+    job = build_job(config, chunk_size=args.chunk_size, devices=args.devices)
+    stats = _execute(job, config, args)
+    import jax
+
+    if jax.process_index() == 0:
+        if args.json:
+            print(json.dumps(stats, sort_keys=True))
+        else:
+            from rich.console import Console
+
+            Console(stderr=True, highlight=False).print(_summary_line(stats), soft_wrap=True)
+    return 0
+
+
+def _execute(job, config: SweepConfig, args) -> dict:
+    from difflab.io import SessionFileError
+    from difflab.solvers._sweep import execute
+
+    attrs = {"config": config.text, "config_path": os.path.abspath(config.path)}
+    resume = True if args.resume else (False if args.overwrite else None)
+    try:
+        job.program()  # compile before the progress bar starts
+        with _Meter() as meter:
+            return execute(job, out=args.out, name=args.name or config.name, resume=resume,
+                           progress=meter, collect=False, attrs=attrs,
+                           command_line=" ".join(["difflab", *sys.argv[1:]]),
+                           keep_shards=args.keep_shards)
+    except (ValueError, SessionFileError) as error:
+        raise UsageError(_one_line(error)) from None

@@ -1,0 +1,207 @@
+"""File menu work: New, Open, Save, Save As, recent files, the unsaved-changes prompt, export.
+
+Sessions are HDF5 files in DiffLab's schema (``difflab.app.session_io``); plots export
+as PNG or SVG through pyqtgraph's exporters, data as CSV.
+"""
+
+import csv
+import os
+from pathlib import Path
+
+import numpy as np
+import pyqtgraph.exporters as exporters
+from PySide6.QtCore import QSettings
+from PySide6.QtWidgets import QFileDialog, QMessageBox, QWidget
+
+import difflab as dl
+
+from ..app.lab import Lab
+from ..app.session_io import open_lab, save_lab
+
+SESSION_FILTER = "DiffLab sessions (*.h5 *.hdf5);;All files (*)"
+MAX_RECENT = 8
+
+
+class FileActions:
+    """The file commands of a window; dialogs go through methods tests can replace."""
+
+    def __init__(self, window: QWidget, lab: Lab, settings: QSettings):
+        self.window, self.lab, self.settings = window, lab, settings
+
+    # -- dialogs (replaced in tests) --------------------------------------------------
+
+    def ask_unsaved(self) -> str:
+        """``"save"``, ``"discard"`` or ``"cancel"`` for a session with unsaved changes."""
+        name = self.lab.path.name if self.lab.path else "the new session"
+        answer = QMessageBox.question(
+            self.window, "Unsaved changes", f"Save the changes to {name}?",
+            QMessageBox.StandardButton.Save | QMessageBox.StandardButton.Discard
+            | QMessageBox.StandardButton.Cancel, QMessageBox.StandardButton.Save)
+        return {QMessageBox.StandardButton.Save: "save",
+                QMessageBox.StandardButton.Discard: "discard"}.get(answer, "cancel")
+
+    def ask_open_path(self) -> str:
+        path, _ = QFileDialog.getOpenFileName(self.window, "Open session", self._last_dir(),
+                                              SESSION_FILTER)
+        return path
+
+    def ask_save_path(self, title: str, filters: str, suffix: str) -> str:
+        start = self._last_dir()
+        if self.lab.path is not None and suffix in (".h5", ".hdf5"):
+            start = str(self.lab.path)
+        path, _ = QFileDialog.getSaveFileName(self.window, title, start, filters)
+        if path and not Path(path).suffix:
+            path += suffix
+        return path
+
+    def show_error(self, title: str, text: str) -> None:
+        self.lab.log(text, "error")
+        QMessageBox.warning(self.window, title, text)
+
+    # -- sessions --------------------------------------------------------------------
+
+    def may_discard(self) -> bool:
+        """True when the session may be replaced: no unsaved changes, saved, or discarded."""
+        if not self.lab.dirty:
+            return True
+        answer = self.ask_unsaved()
+        if answer == "save":
+            return self.save()
+        return answer == "discard"
+
+    def new(self) -> bool:
+        if not self.may_discard():
+            return False
+        self.lab.reset(self.lab.model_name)
+        self.lab.log("new session")
+        return True
+
+    def open(self, path: str | None = None) -> bool:
+        if not self.may_discard():
+            return False
+        path = path or self.ask_open_path()
+        if not path:
+            return False
+        try:
+            open_lab(self.lab, path)
+        except (dl.io.SessionFileError, OSError, ValueError) as error:
+            self.show_error("Cannot open session", str(error))
+            self.forget_recent(path)
+            return False
+        self.add_recent(path)
+        self.lab.log(f"opened {path}: {self.lab.summary()}")
+        return True
+
+    def save(self) -> bool:
+        if self.lab.path is None:
+            return self.save_as()
+        return self._save_to(self.lab.path)
+
+    def save_as(self) -> bool:
+        path = self.ask_save_path("Save session as", SESSION_FILTER, ".h5")
+        return bool(path) and self._save_to(path)
+
+    def _save_to(self, path) -> bool:
+        try:
+            save_lab(self.lab, path, plot_layout=self.window.plot_layout())
+        except (OSError, ValueError, TypeError) as error:
+            self.show_error("Cannot save session", f"cannot save {path}: {error}")
+            return False
+        self.add_recent(str(path))
+        self.lab.log(f"saved {path}")
+        return True
+
+    # -- recent files ---------------------------------------------------------------
+
+    def recent(self) -> list[str]:
+        value = self.settings.value("recent_files", [])
+        if isinstance(value, str):
+            value = [value]
+        return [str(v) for v in (value or [])]
+
+    def add_recent(self, path: str) -> None:
+        path = os.path.abspath(path)
+        self.settings.setValue("recent_files", [path, *[p for p in self.recent() if p != path]][:MAX_RECENT])
+        self.settings.setValue("last_dir", os.path.dirname(path))
+        self.window.recent_changed()
+
+    def forget_recent(self, path: str) -> None:
+        path = os.path.abspath(path)
+        self.settings.setValue("recent_files", [p for p in self.recent() if p != path])
+        self.window.recent_changed()
+
+    def _last_dir(self) -> str:
+        return str(self.settings.value("last_dir", str(Path.home())))
+
+    # -- export ------------------------------------------------------------------------
+
+    def export_plot(self, kind: str, path: str | None = None) -> bool:
+        """Export the plot in front as ``"png"`` or ``"svg"``."""
+        plot = self.window.front_plot()
+        if plot is None:
+            self.lab.log("the view in front has no plot to export", "warning")
+            return False
+        path = path or self.ask_save_path(f"Export plot as {kind.upper()}",
+                                          f"{kind.upper()} (*.{kind})", f".{kind}")
+        if not path:
+            return False
+        item = plot.getPlotItem()
+        if kind == "png":
+            exporter = exporters.ImageExporter(item)
+            exporter.parameters()["width"] = max(1200, int(item.width()) * 2)
+            exporter.export(str(path))
+        else:
+            export_svg(plot, str(path))
+        self.lab.log(f"exported the plot to {path}")
+        return True
+
+    def export_csv(self, path: str | None = None) -> bool:
+        """Export the data of the view in front as CSV (runs: t and states)."""
+        columns = self.window.front_data()
+        if not columns:
+            self.lab.log("there is no data to export; simulate first", "warning")
+            return False
+        path = path or self.ask_save_path("Export data as CSV", "CSV (*.csv)", ".csv")
+        if not path:
+            return False
+        write_columns(path, columns)
+        self.lab.log(f"exported the data to {path}")
+        return True
+
+
+def export_svg(plot, path: str) -> None:
+    """The plot as SVG: pyqtgraph's exporter, or Qt's SVG generator where that one fails.
+
+    pyqtgraph 0.14's exporter cannot parse the closing ``Z`` that Qt 6.12 writes in
+    SVG paths (a ``ValueError``); the plain generator output is a valid SVG too.
+    """
+    try:
+        exporters.SVGExporter(plot.getPlotItem()).export(path)
+        return
+    except ValueError:
+        pass
+    from PySide6.QtGui import QPainter
+    from PySide6.QtSvg import QSvgGenerator
+
+    generator = QSvgGenerator()
+    generator.setFileName(path)
+    generator.setSize(plot.size())
+    generator.setViewBox(plot.rect())
+    generator.setTitle("DiffLab plot")
+    painter = QPainter(generator)
+    try:
+        plot.render(painter)
+    finally:
+        painter.end()
+
+
+def write_columns(path, columns: dict[str, np.ndarray]) -> None:
+    """Named columns of possibly different lengths as CSV (short columns padded empty)."""
+    names = list(columns)
+    arrays = [np.asarray(columns[n]).reshape(-1) for n in names]
+    rows = max(len(a) for a in arrays)
+    with open(path, "w", newline="") as f:
+        writer = csv.writer(f)
+        writer.writerow(names)
+        for i in range(rows):
+            writer.writerow([repr(float(a[i])) if i < len(a) else "" for a in arrays])

@@ -1,0 +1,456 @@
+"""The DiffLab main window: plots in the middle, panels docked around them, menus on top.
+
+The window draws a Qt-free :class:`~difflab.app.lab.Lab` and forwards the user's edits to
+it; simulations run on worker threads (:mod:`difflab.gui.workers`) and come back through
+signals. Window layout, run settings and recent files persist in ``QSettings``.
+"""
+
+import json
+import sys
+
+from PySide6.QtCore import QByteArray, QSettings, Qt, QTimer, Signal
+from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtWidgets import (QDockWidget, QLabel, QMainWindow, QMenu, QMessageBox,
+                               QProgressBar, QTabWidget)
+
+import difflab as dl
+
+from ..app.lab import Lab
+from ..app.runs import RunSettings, default_chunk_size, format_params, stream_run
+from .files import FileActions
+from .panels import DevicePanel, LogPanel, ModelBrowser, RunSettingsPanel, RunsPanel
+from .parameters import ParameterPanel
+from .plots import PhasePlot, TimeSeriesPlot
+from .widgets import Throttle
+from .workers import LiveSolver, TaskWorker, iterate
+
+STATE_VERSION = 1
+START_DELAY_MS = 30
+SWITCH_INTERVAL_S = 0.001
+
+
+class MainWindow(QMainWindow):
+    """The app window. ``settings`` defaults to ``QSettings("DiffLab", "DiffLab")``.
+
+    Signals: ``current_drawn(run)`` after a solved run reached the lab (tests wait on it).
+    """
+
+    current_drawn = Signal(object)
+
+    def __init__(self, lab: Lab | None = None, settings: QSettings | None = None):
+        super().__init__()
+        # Worker threads run Python (JAX tracing) beside the GUI thread: hand the GIL over
+        # every millisecond rather than every 5, so a redraw never waits long for it.
+        sys.setswitchinterval(min(sys.getswitchinterval(), SWITCH_INTERVAL_S))
+        self.settings = settings or QSettings("DiffLab", "DiffLab")
+        self.lab = lab or Lab(**self._restored_lab_args())
+        self.files = FileActions(self, self.lab, self.settings)
+        self.live = True
+        self.workers: dict[str, TaskWorker] = {}
+        self.setObjectName("DiffLabMainWindow")
+        self.setWindowTitle("DiffLab[*]")
+        self.setDockOptions(QMainWindow.DockOption.AnimatedDocks
+                            | QMainWindow.DockOption.AllowTabbedDocks)
+        self.live_solver = LiveSolver(self)
+        self.live_solver.solved.connect(self._solved)
+        self.live_solver.failed.connect(self._solve_failed)
+        self.live_solver.busy.connect(self._busy)
+        self._streamed = 0.0
+        self._stream_status = Throttle(self._show_stream_status, 100, self)
+        self._build_views()
+        self._build_docks()
+        self._build_actions()
+        self._build_status()
+        self._connect_lab()
+        self._restore_window()
+        self._title_changed()
+        self.request_solve()
+
+    # -- construction -----------------------------------------------------------------
+
+    def _restored_lab_args(self) -> dict:
+        args = {}
+        model = self.settings.value("model")
+        if isinstance(model, str):
+            try:
+                dl.models.get(model)
+                args["model"] = model
+            except ValueError:
+                pass
+        try:
+            stored = json.loads(str(self.settings.value("run_settings", "{}")))
+            args["settings"] = RunSettings.from_dict(stored) if isinstance(stored, dict) else None
+        except (ValueError, TypeError):
+            pass
+        return args
+
+    def _build_views(self) -> None:
+        self.tabs = QTabWidget()
+        self.tabs.setObjectName("views")
+        self.tabs.setDocumentMode(True)
+        self.time_plot = TimeSeriesPlot(self.lab)
+        self.phase_plot = PhasePlot(self.lab)
+        self.views = {"time": self.time_plot, "phase": self.phase_plot}
+        self.tabs.addTab(self.time_plot, "Time series")
+        self.tabs.addTab(self.phase_plot, "Phase portrait")
+        self._add_analysis_views()
+        self.tabs.currentChanged.connect(self._view_changed)
+        self.setCentralWidget(self.tabs)
+
+    def _add_analysis_views(self) -> None:
+        """Sweep, fit and sensitivity views, for the engine APIs this installation has."""
+        from . import analysis
+
+        for key, title, widget in analysis.views(self):
+            self.views[key] = widget
+            self.tabs.addTab(widget, title)
+
+    def add_dock(self, title: str, widget, area, name: str) -> QDockWidget:
+        dock = QDockWidget(title, self)
+        dock.setObjectName(f"dock_{name}")
+        dock.setWidget(widget)
+        self.addDockWidget(area, dock)
+        self.docks[name] = dock
+        return dock
+
+    def _build_docks(self) -> None:
+        left, right = Qt.DockWidgetArea.LeftDockWidgetArea, Qt.DockWidgetArea.RightDockWidgetArea
+        self.docks: dict[str, QDockWidget] = {}
+        self.model_browser = ModelBrowser(self.lab)
+        self.model_browser.load_file_requested.connect(self.load_model_file)
+        self.parameter_panel = ParameterPanel(self.lab)
+        self.settings_panel = RunSettingsPanel(self.lab)
+        self.runs_panel = RunsPanel(self.lab)
+        self.device_panel = DevicePanel()
+        self.log_panel = LogPanel(self.lab)
+        self.add_dock("Models", self.model_browser, left, "models")
+        self.add_dock("Parameters", self.parameter_panel, left, "parameters")
+        self.add_dock("Run settings", self.settings_panel, right, "settings")
+        self.add_dock("Runs", self.runs_panel, right, "runs")
+        self.add_dock("Device", self.device_panel, right, "device")
+        self.add_dock("Log", self.log_panel, Qt.DockWidgetArea.BottomDockWidgetArea, "log")
+        self.tabifyDockWidget(self.docks["runs"], self.docks["device"])
+        self.docks["runs"].raise_()
+        self.resizeDocks([self.docks["models"], self.docks["parameters"]], [170, 330],
+                         Qt.Orientation.Vertical)
+        self.resizeDocks([self.docks["models"], self.docks["settings"]], [300, 250],
+                         Qt.Orientation.Horizontal)
+        self.resizeDocks([self.docks["log"]], [110], Qt.Orientation.Vertical)
+        self._default_state = self.saveState(STATE_VERSION)
+
+    def _action(self, text, slot, shortcut=None, tip="") -> QAction:
+        action = QAction(text, self)
+        action.triggered.connect(slot)
+        if shortcut is not None:
+            action.setShortcut(QKeySequence(shortcut))
+        action.setStatusTip(tip)
+        return action
+
+    def _build_actions(self) -> None:
+        key = QKeySequence.StandardKey
+        self.actions = a = {
+            "new": self._action("&New", self.files.new, key.New),
+            "open": self._action("&Open…", lambda: self.files.open(), key.Open),
+            "save": self._action("&Save", self.files.save, key.Save),
+            "save_as": self._action("Save &As…", self.files.save_as, key.SaveAs),
+            "png": self._action("Export plot as &PNG…", lambda: self.files.export_plot("png")),
+            "svg": self._action("Export plot as S&VG…", lambda: self.files.export_plot("svg")),
+            "csv": self._action("Export data as &CSV…", lambda: self.files.export_csv()),
+            "quit": self._action("&Quit", self.close, key.Quit),
+            "undo": self._action("&Undo", self.lab.undo, key.Undo),
+            "redo": self._action("&Redo", self.lab.redo, key.Redo),
+            "reset": self._action("Reset &parameters", self.lab.reset_params),
+            "run": self._action("&Run (stream)", self.run_stream, "F5",
+                                "Simulate with the current settings, drawing the run as it goes"),
+            "stop": self._action("&Stop", self.stop_all, "Esc", "Stop the running work"),
+            "keep": self._action("&Keep current run", self.runs_panel.keep_current, "Ctrl+K"),
+            "live": self._action("&Live re-solve", self._toggle_live),
+            "restore": self._action("Restore default &layout", self.restore_default_layout),
+            "about": self._action("&About DiffLab", self._about),
+        }
+        a["live"].setCheckable(True)
+        a["live"].setChecked(self.live)
+        a["stop"].setEnabled(False)
+        menu = self.menuBar()
+        file_menu = menu.addMenu("&File")
+        for name in ("new", "open"):
+            file_menu.addAction(a[name])
+        self.recent_menu = QMenu("Open &Recent", self)
+        file_menu.addMenu(self.recent_menu)
+        file_menu.addActions([a["save"], a["save_as"]])
+        file_menu.addSeparator()
+        file_menu.addActions([a["png"], a["svg"], a["csv"]])
+        file_menu.addSeparator()
+        file_menu.addAction(a["quit"])
+        edit = menu.addMenu("&Edit")
+        edit.addActions([a["undo"], a["redo"]])
+        edit.addSeparator()
+        edit.addAction(a["reset"])
+        run = menu.addMenu("&Run")
+        run.addActions([a["run"], a["stop"], a["keep"], a["live"]])
+        view = menu.addMenu("&View")
+        for dock in self.docks.values():
+            view.addAction(dock.toggleViewAction())
+        view.addSeparator()
+        view.addAction(a["restore"])
+        menu.addMenu("&Help").addAction(a["about"])
+        toolbar = self.addToolBar("Main")
+        toolbar.setObjectName("main_toolbar")
+        toolbar.setMovable(False)
+        toolbar.addActions([a["open"], a["save"]])
+        toolbar.addSeparator()
+        toolbar.addActions([a["undo"], a["redo"]])
+        toolbar.addSeparator()
+        toolbar.addActions([a["run"], a["stop"], a["keep"], a["live"]])
+        self.recent_changed()
+        self._undo_changed()
+
+    def _build_status(self) -> None:
+        self.status = QLabel()
+        self.progress = QProgressBar()
+        self.progress.setMaximumWidth(220)
+        self.progress.setRange(0, 1000)
+        self.progress.setTextVisible(False)
+        self.progress.hide()
+        self.statusBar().addWidget(self.status, 1)
+        self.statusBar().addPermanentWidget(self.progress)
+
+    def _connect_lab(self) -> None:
+        events = self.lab.events
+        events.params.connect(lambda e: self._state_changed())
+        events.settings.connect(lambda e: self._state_changed())
+        events.model.connect(self._model_changed)
+        events.undo.connect(lambda e: self._undo_changed())
+        events.dirty.connect(lambda e: self._title_changed())
+        events.path.connect(lambda e: self._title_changed())
+        events.layout.connect(self._layout_changed)
+
+    # -- live re-solve and streamed runs -------------------------------------------------
+
+    def request_solve(self) -> None:
+        """Re-solve the current state on the live solver thread (the newest request wins)."""
+        self.live_solver.submit(self.lab.solve_request())
+
+    def _state_changed(self) -> None:
+        if "stream" in self.workers:
+            self.workers["stream"].stop()
+        if self.live:
+            self.request_solve()
+
+    def _model_changed(self, event) -> None:
+        if not getattr(event, "catalog", False):
+            self.settings.setValue("model", self.lab.model_name)
+
+    def _solved(self, run) -> None:
+        if self.lab.accept(run):
+            self._show_run_status(run)
+            self.current_drawn.emit(run)
+
+    def _solve_failed(self, request, message: str) -> None:
+        self.lab.log(f"{request.model_name} ({format_params(self.lab.params)}): {message}",
+                     "error")
+
+    def _busy(self, busy: bool) -> None:
+        if busy:
+            self.status.setText(f"solving {self.lab.model_name}…")
+
+    def _show_run_status(self, run) -> None:
+        wall = f" in {run.wall_time * 1e3:.1f} ms" if run.wall_time else ""
+        steps = f"{run.steps} steps" if run.steps else f"{run.n_valid} points"
+        state = "" if run.ok else f" — failed: {run.message}"
+        self.status.setText(f"{run.model_name}: {steps}{wall}, "
+                            f"{run.settings.solver or 'default solver'}{state}")
+
+    def run_stream(self) -> None:
+        """Simulate with the current settings chunk by chunk, drawing as chunks arrive."""
+        self.stop_worker("stream")
+        request = self.lab.solve_request()
+        n_save = request.settings.n_save or 1001
+        chunk = default_chunk_size(n_save)
+        worker = TaskWorker(lambda emit, stop: iterate(
+            stream_run(request, chunk_size=chunk, stop=stop), emit, stop), "stream", self)
+        worker.item.connect(self._stream_chunk)
+        worker.failed.connect(lambda text: self.lab.log(
+            f"{request.model_name} ({format_params(self.lab.params)}): {text}", "error"))
+        worker.done.connect(lambda finished, _: self._stream_done(worker, finished))
+        self.start_worker("stream", worker)
+        self.lab.log(f"streaming {request.model_name} to t1 = {request.settings.t1:g}")
+
+    def _stream_chunk(self, item) -> None:
+        run, chunk = item
+        self._streamed = chunk.progress
+        self.lab.accept(run)
+        self._stream_status()
+
+    def _show_stream_status(self) -> None:
+        run = self.lab.current
+        if run is not None and "stream" in self.workers:
+            self.progress.setValue(int(1000 * self._streamed))
+            self.status.setText(f"{run.model_name}: {run.n_valid} / {len(run.ts)} points")
+
+    def _stream_done(self, worker, finished: bool) -> None:
+        run = self.lab.current
+        if run is not None and not finished:
+            self.lab.log(f"stopped {run.model_name} at t = {run.ts[max(run.n_valid - 1, 0)]:g}",
+                         "warning")
+        elif run is not None:
+            self._show_run_status(run)
+        self.worker_done("stream", worker)
+
+    # -- workers ---------------------------------------------------------------------------
+
+    def start_worker(self, name: str, worker: TaskWorker, progress: bool = True) -> None:
+        """Run ``worker``; Stop stops it; ``progress``: show the status bar's progress bar."""
+        self.workers[name] = worker
+        self.actions["stop"].setEnabled(True)
+        if progress:
+            self.progress.reset()
+            self.progress.show()
+        # Let the window draw what changed (buttons, an emptied plot) before the worker
+        # takes the CPU and the GIL for tracing and compiling.
+        QTimer.singleShot(START_DELAY_MS, lambda: _launch(worker))
+
+    def worker_done(self, name: str, worker: TaskWorker) -> None:
+        if self.workers.get(name) is worker:
+            del self.workers[name]
+        worker.wait(10_000)
+        worker.deleteLater()
+        if not self.workers:
+            self.actions["stop"].setEnabled(False)
+            self.progress.hide()
+
+    def stop_worker(self, name: str) -> None:
+        worker = self.workers.get(name)
+        if worker is not None:
+            worker.stop()
+            worker.wait(30_000)
+
+    def stop_all(self) -> None:
+        for worker in list(self.workers.values()):
+            worker.stop()
+
+    # -- views -------------------------------------------------------------------------
+
+    def _view_changed(self, index: int) -> None:
+        key = next((k for k, v in self.views.items() if v is self.tabs.widget(index)), "time")
+        self.lab.set_layout(view=key)
+
+    def _layout_changed(self, event) -> None:
+        widget = self.views.get(event.layout.view)
+        if widget is not None and self.tabs.currentWidget() is not widget:
+            self.tabs.setCurrentWidget(widget)
+
+    def front_plot(self):
+        """The ``PlotWidget`` of the view in front (or ``None``)."""
+        widget = self.tabs.currentWidget()
+        return getattr(widget, "plot", None)
+
+    def front_data(self) -> dict:
+        """Named columns of the data the view in front shows."""
+        widget = self.tabs.currentWidget()
+        if hasattr(widget, "export_columns"):
+            return widget.export_columns()
+        return run_columns(self.lab)
+
+    def plot_layout(self) -> dict:
+        """The GUI's part of a session's plot layout (views' ranges)."""
+        ranges = {}
+        for key in ("time", "phase"):
+            (x0, x1), (y0, y1) = self.views[key].plot.getPlotItem().viewRange()
+            ranges[key] = [x0, x1, y0, y1]
+        return {"ranges": ranges}
+
+    # -- commands ------------------------------------------------------------------------
+
+    def _toggle_live(self, on: bool) -> None:
+        self.live = on
+        if on:
+            self.request_solve()
+
+    def load_model_file(self) -> None:
+        from . import analysis
+
+        analysis.load_model_file(self)
+
+    def restore_default_layout(self) -> None:
+        self.restoreState(self._default_state, STATE_VERSION)
+
+    def _about(self) -> None:
+        QMessageBox.about(self, "About DiffLab",
+                          f"<b>DiffLab {dl.__version__}</b><br>A lab for differentiable physics: "
+                          "JAX, Equinox, diffrax, PySide6 and pyqtgraph.")
+
+    def _undo_changed(self) -> None:
+        stack = self.lab.undo_stack
+        self.actions["undo"].setEnabled(stack.can_undo)
+        self.actions["redo"].setEnabled(stack.can_redo)
+        self.actions["undo"].setText(f"&Undo {stack.undo_text}".rstrip())
+        self.actions["redo"].setText(f"&Redo {stack.redo_text}".rstrip())
+
+    def _title_changed(self) -> None:
+        name = self.lab.path.name if self.lab.path else "untitled"
+        self.setWindowTitle(f"{name}[*] — DiffLab")
+        self.setWindowModified(self.lab.dirty)
+
+    def recent_changed(self) -> None:
+        self.recent_menu.clear()
+        for path in self.files.recent():
+            self.recent_menu.addAction(path, lambda p=path: self.files.open(p))
+        self.recent_menu.setEnabled(bool(self.files.recent()))
+
+    # -- persistence -------------------------------------------------------------------------
+
+    def _restore_window(self) -> None:
+        geometry = self.settings.value("geometry")
+        if isinstance(geometry, QByteArray):
+            self.restoreGeometry(geometry)
+        else:
+            self.resize(1360, 860)
+        state = self.settings.value("window_state")
+        if isinstance(state, QByteArray):
+            self.restoreState(state, STATE_VERSION)
+        self.live = str(self.settings.value("live", "true")).lower() != "false"
+        self.actions["live"].setChecked(self.live)
+
+    def save_window_settings(self) -> None:
+        self.settings.setValue("geometry", self.saveGeometry())
+        self.settings.setValue("window_state", self.saveState(STATE_VERSION))
+        self.settings.setValue("run_settings", json.dumps(self.lab.settings.as_dict()))
+        self.settings.setValue("model", self.lab.model_name)
+        self.settings.setValue("live", "true" if self.live else "false")
+        self.settings.sync()
+
+    def closeEvent(self, event) -> None:  # noqa: N802 (Qt override)
+        if not self.files.may_discard():
+            event.ignore()
+            return
+        self.shutdown()
+        event.accept()
+
+    def shutdown(self) -> None:
+        """Save the window's settings, stop every worker and wait for the threads."""
+        self.save_window_settings()
+        self.stop_all()
+        for worker in list(self.workers.values()):
+            worker.wait(30_000)
+        self.live_solver.shutdown()
+
+
+def _launch(worker: TaskWorker) -> None:
+    if worker.stopping:  # stopped before it began
+        worker.done.emit(False, None)
+    else:
+        worker.start()
+
+
+def run_columns(lab: Lab) -> dict:
+    """The current run (``t``, states) then the kept runs (``run0.t``, ``run0.x``, ...)."""
+    columns = {}
+    runs = [("", lab.current)] if lab.current is not None else []
+    runs += [(f"{name}.", run) for name, run in lab.runs.items()]
+    for prefix, run in runs:
+        n = run.n_valid
+        columns[f"{prefix}t"] = run.ts[:n]
+        for j, state in enumerate(run.state_names):
+            columns[f"{prefix}{state}"] = run.ys[:n, j]
+    return columns

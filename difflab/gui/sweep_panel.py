@@ -1,0 +1,385 @@
+"""The sweep view: one or two parameters over ranges, an observable, a plot that fills in.
+
+A 1-parameter sweep draws a line, a 2-parameter sweep a heatmap, chunk by chunk as the
+worker hands them over; clicking a point sets the parameters to it (undoable), and the
+live solver draws its trajectory in the preview beside the sweep.
+"""
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (QCheckBox, QComboBox, QFormLayout, QGroupBox, QHBoxLayout,
+                               QLabel, QProgressBar, QPushButton, QSpinBox, QSplitter,
+                               QVBoxLayout, QWidget)
+
+import difflab as dl
+
+from ..app.lab import Lab, finite_bounds
+from ..app.sweeps import REDUCTIONS, Axis, SweepRequest, run_sweep
+from .plots import configure_plot, state_color
+from .widgets import FloatSpinBox, Throttle, hint_label
+from .workers import TaskWorker
+
+
+REDRAW_MS = 100  # a heatmap redraw costs tens of ms on a busy machine: ten a second at most
+
+
+class AxisEditor(QGroupBox):
+    """Parameter, range, number of values and log spacing of one sweep axis."""
+
+    def __init__(self, title: str, lab: Lab, default_index: int, parent=None):
+        super().__init__(title, parent)
+        self.lab = lab
+        self._default_index = default_index
+        self.name = QComboBox()
+        self.lo, self.hi = FloatSpinBox(), FloatSpinBox()
+        self.n = QSpinBox()
+        self.n.setRange(1, 100_000)
+        self.log = QCheckBox("log")
+        for box in (self.lo, self.hi):
+            box.setRange(-1e300, 1e300)
+        form = QFormLayout(self)
+        form.setContentsMargins(6, 4, 6, 4)
+        form.addRow("parameter", self.name)
+        row = QHBoxLayout()
+        for w in (self.lo, QLabel("to"), self.hi):
+            row.addWidget(w)
+        form.addRow("range", row)
+        row = QHBoxLayout()
+        row.addWidget(self.n)
+        row.addWidget(self.log)
+        form.addRow("values", row)
+        self.name.currentTextChanged.connect(self._parameter_chosen)
+        self.refresh()
+
+    def refresh(self) -> None:
+        blocked = self.name.blockSignals(True)
+        self.name.clear()
+        self.name.addItems(list(self.lab.specs))
+        self.name.setCurrentIndex(min(self._default_index, self.name.count() - 1))
+        self.name.blockSignals(blocked)
+        self._parameter_chosen(self.name.currentText())
+
+    def _parameter_chosen(self, name: str) -> None:
+        spec = self.lab.specs.get(name)
+        if spec is None:
+            return
+        lo, hi = finite_bounds(spec)
+        self.lo.setValue(lo)
+        self.hi.setValue(hi)
+        self.log.setChecked(spec.log_scale)
+        self.n.setValue(self.n.value() if self.n.value() > 1 else 50)
+
+    def axis(self) -> Axis:
+        return Axis(self.name.currentText(), self.lo.value(), self.hi.value(), self.n.value(),
+                    self.log.isChecked())
+
+
+class SweepPanel(QWidget):
+    """Sweep controls, the sweep plot and a preview of the clicked point's trajectory.
+
+    Signals: ``finished(data)`` when a sweep ends (completed or stopped).
+    """
+
+    finished = Signal(object)
+
+    def __init__(self, lab: Lab, window=None, parent=None):
+        super().__init__(parent)
+        self.lab, self.window = lab, window
+        self.data = None
+        self.worker: TaskWorker | None = None
+        self.axis1 = AxisEditor("Parameter 1", lab, 0)
+        self.axis2 = AxisEditor("Parameter 2", lab, 1)
+        self.two_d = QCheckBox("sweep a second parameter (heatmap)")
+        self.reduction, self.state = QComboBox(), QComboBox()
+        self.reduction.addItems(REDUCTIONS)
+        self.reduction.setCurrentText("max")
+        self.run_button, self.stop_button = QPushButton("Run sweep"), QPushButton("Stop")
+        self.run_button.setObjectName("run_sweep")
+        self.stop_button.setEnabled(False)
+        self.progress = QProgressBar()
+        self.progress.setRange(0, 1000)
+        self.summary = hint_label("")
+        self.summary.setWordWrap(True)
+        self.plot = pg.PlotWidget()
+        self.preview = pg.PlotWidget()
+        self._build()
+        self.redraw = Throttle(self.draw, REDRAW_MS, self)
+        self._levels = None
+        self.two_d.toggled.connect(self.axis2.setEnabled)
+        self.two_d.setChecked(len(lab.specs) > 1)
+        self.axis2.setEnabled(self.two_d.isChecked())
+        self.run_button.clicked.connect(self.start)
+        self.stop_button.clicked.connect(self.stop)
+        self.plot.scene().sigMouseClicked.connect(self._clicked)
+        lab.events.model.connect(self._model_changed)
+        self.redraw_preview = Throttle(self._draw_preview, REDRAW_MS, self)
+        lab.events.current.connect(lambda e: self.redraw_preview())
+        self._model_changed(None)
+
+    def _build(self) -> None:
+        observable = QHBoxLayout()
+        observable.addWidget(self.reduction)
+        observable.addWidget(QLabel("of"))
+        observable.addWidget(self.state, 1)
+        buttons = QHBoxLayout()
+        buttons.addWidget(self.run_button, 1)
+        buttons.addWidget(self.stop_button)
+        controls = QWidget()
+        column = QVBoxLayout(controls)
+        column.setContentsMargins(6, 6, 6, 6)
+        column.addWidget(self.axis1)
+        column.addWidget(self.two_d)
+        column.addWidget(self.axis2)
+        column.addWidget(QLabel("Observable"))
+        column.addLayout(observable)
+        column.addWidget(hint_label("t1, dt and solver come from the run settings"))
+        column.addLayout(buttons)
+        column.addWidget(self.progress)
+        column.addWidget(self.summary)
+        column.addStretch(1)
+        controls.setMaximumWidth(330)
+        configure_plot(self.plot, "", "")
+        configure_plot(self.preview, "t", "state")
+        self.preview.getPlotItem().setDownsampling(auto=True, mode="peak")
+        self.preview.getPlotItem().setClipToView(True)
+        self.preview.getPlotItem().setTitle("clicked point", color="#444", size="9pt")
+        self.curve = pg.PlotDataItem(pen=pg.mkPen("#1f77b4", width=2), symbol="o", symbolSize=5,
+                                     symbolBrush="#1f77b4", symbolPen=None)
+        self.image = pg.ImageItem(axisOrder="col-major")
+        self.colorbar = pg.ColorBarItem(colorMap=pg.colormap.get("viridis"), interactive=False,
+                                        width=14)
+        self.marker = pg.ScatterPlotItem(size=12, pen=pg.mkPen("#d62728", width=2), brush=None)
+        item = self.plot.getPlotItem()
+        for thing in (self.image, self.curve, self.marker):
+            item.addItem(thing)
+        self.colorbar.setImageItem(self.image, insert_in=item)
+        for thing in (self.image, self.curve, self.colorbar):
+            thing.setVisible(False)
+        self.preview_curves: list[pg.PlotDataItem] = []
+        splitter = QSplitter(Qt.Orientation.Vertical)
+        splitter.addWidget(self.plot)
+        splitter.addWidget(self.preview)
+        splitter.setSizes([600, 220])
+        layout = QHBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(controls)
+        layout.addWidget(splitter, 1)
+
+    def _model_changed(self, event) -> None:
+        if event is not None and getattr(event, "catalog", False):
+            return
+        self.axis1.refresh()
+        self.axis2.refresh()
+        enough = len(self.lab.specs) > 1
+        self.two_d.setEnabled(enough)
+        self.two_d.setChecked(self.two_d.isChecked() and enough)
+        self.run_button.setEnabled(bool(self.lab.specs))
+        self.state.clear()
+        self.state.addItems(self.lab.state_names)
+        self._draw_preview()
+
+    # -- running --------------------------------------------------------------------------
+
+    def request(self) -> SweepRequest:
+        axes = (self.axis1.axis(), self.axis2.axis()) if self.two_d.isChecked() else (self.axis1.axis(),)
+        return SweepRequest(self.lab.model, self.lab.model_name, axes,
+                            self.reduction.currentText(), self.state.currentText(),
+                            self.lab.settings)
+
+    def start(self) -> None:
+        """Start a sweep of the chosen axes on a worker thread."""
+        if self.worker is not None:
+            return
+        try:
+            request = self.request()
+        except ValueError as error:
+            self.lab.log(f"sweep: {error}", "error")
+            return
+        self.data = None
+        self._prepare_plot(request)
+        worker = TaskWorker(lambda emit, stop: run_sweep(
+            request, lambda data, chunk: emit((data, chunk)), stop), "sweep", self)
+        worker.item.connect(self._chunk)
+        worker.failed.connect(lambda text: self.lab.log(f"sweep of {request.model_name}: {text}",
+                                                        "error"))
+        worker.done.connect(lambda ok, data: self._done(worker, ok, data))
+        self.worker = worker
+        self.run_button.setEnabled(False)
+        self.stop_button.setEnabled(True)
+        self.progress.reset()
+        self.summary.setText(f"{request.n_points} points: compiling…")
+        if self.window is not None:
+            self.window.start_worker("sweep", worker, progress=False)
+        else:
+            worker.start()
+        names = " x ".join(f"{a.name} ({a.n})" for a in request.axes)
+        self.lab.log(f"sweep of {request.model_name} over {names}: {request.n_points} points, "
+                     f"observable {request.spec}")
+
+    def stop(self) -> None:
+        if self.worker is not None:
+            self.worker.stop()
+
+    def _chunk(self, item) -> None:
+        data, chunk = item
+        self.data = data
+        failed = data.failures(chunk.start, chunk.stop)
+        if failed:
+            self.lab.log(f"{len(failed)} point(s) of the sweep failed; the first: "
+                         f"{data.describe_failure(failed[0])}", "warning")
+        self.redraw()
+
+    def _done(self, worker: TaskWorker, ok: bool, data) -> None:
+        self.worker = None
+        self.run_button.setEnabled(True)
+        self.stop_button.setEnabled(False)
+        if self.window is not None:
+            self.window.worker_done("sweep", worker)
+        else:
+            worker.wait()
+        if data is None:
+            self.summary.setText("the sweep failed (see the log)")
+            return
+        self.data = data
+        self.redraw.flush()
+        self.draw()
+        name = self.lab.add_result("sweep", data)
+        failed = len(data.failures())
+        stats = data.stats
+        rate = (f", {stats['points_per_second']:,.0f} points/s after "
+                f"{stats['compile_time']:.1f} s compiling") if stats else ""
+        text = (f"{name}: {data.done} of {len(data.values)} points{rate}"
+                + (f", {failed} failed" if failed else "") + ("" if ok else " (stopped)"))
+        self.summary.setText(text)
+        self.lab.log(f"sweep {text}")
+        self.finished.emit(data)
+
+    # -- drawing --------------------------------------------------------------------------
+
+    def _axis_label(self, axis: Axis) -> str:
+        unit = self.lab.specs[axis.name].unit if axis.name in self.lab.specs else ""
+        label = f"{axis.name} [{unit}]" if unit else axis.name
+        return f"log10 {label}" if axis.log else label
+
+    def _prepare_plot(self, request: SweepRequest) -> None:
+        """Show the line (1 parameter) or the heatmap and its colour bar (2 parameters)."""
+        two = len(request.axes) == 2
+        x = request.axes[0]
+        y_label = self._axis_label(request.axes[1]) if two else request.spec
+        configure_plot(self.plot, self._axis_label(x), y_label, grid=not two)
+        self.curve.setData([], [])
+        self.marker.setData([], [])
+        self.curve.setVisible(not two)
+        self.image.setVisible(two)
+        self.colorbar.setVisible(two)
+        self.colorbar.axis.setLabel(request.spec)
+        self._levels = None
+        item = self.plot.getPlotItem()
+        if two:  # a fixed frame: filling the image in then repaints the image alone
+            coords = [np.log10(a.values()) if a.log else a.values() for a in request.axes]
+            x0, y0, w, h = _rect(*coords)
+            self.image.setImage(np.full(request.shape, np.nan), autoLevels=False)
+            self.image.setRect(x0, y0, w, h)
+            item.disableAutoRange()
+            item.setRange(xRange=(x0, x0 + w), yRange=(y0, y0 + h), padding=0)
+        else:
+            item.enableAutoRange()
+
+    def draw(self) -> None:
+        data = self.data
+        if data is None:
+            return
+        if self.worker is not None:
+            self.progress.setValue(int(1000 * data.done / len(data.values)))
+            self.summary.setText(f"{data.done} / {len(data.values)} points")
+        axes = data.request.axes
+        if len(axes) == 1:
+            x = np.log10(axes[0].values()) if axes[0].log else axes[0].values()
+            y = np.where(data.result == dl.Result.SUCCESS, data.observable, np.nan)
+            self.curve.setData(x, y, connect="finite")
+            return
+        grid = data.grid()
+        finite = grid[np.isfinite(grid)]
+        if finite.size == 0:
+            return
+        lo, hi = float(finite.min()), float(finite.max())
+        self.image.updateImage(grid)
+        if self._levels is None or _widened(self._levels, lo, hi) or self.worker is None:
+            levels = (lo, hi if hi > lo else lo + 1e-12)
+            if levels != self._levels:  # new levels re-tick the colour bar: only when needed
+                self.colorbar.setLevels(levels)
+                self._levels = levels
+
+    def _clicked(self, event) -> None:
+        data = self.data
+        vb = self.plot.getPlotItem().vb
+        if data is None or not vb.sceneBoundingRect().contains(event.scenePos()):
+            return
+        pos = vb.mapSceneToView(event.scenePos())
+        coords = (pos.x(),) if len(data.request.axes) == 1 else (pos.x(), pos.y())
+        self.select_point(data.nearest(*coords))
+
+    def select_point(self, index: int) -> None:
+        """Simulate sweep point ``index``: set the parameters to it (undoable)."""
+        data = self.data
+        point = data.point(index)
+        if data.request.model_name != self.lab.model_name:
+            self.lab.select_model(data.request.model_name)
+        self.lab.set_params(point, text="Simulate sweep point " + ", ".join(
+            f"{k} = {v:.6g}" for k, v in point.items()))
+        axes = data.request.axes
+        xy = [np.log10(point[a.name]) if a.log else point[a.name] for a in axes]
+        y = xy[1] if len(xy) > 1 else data.observable[index]
+        self.marker.setData([xy[0]], [y])
+
+    def showEvent(self, event) -> None:  # noqa: N802 (Qt override)
+        super().showEvent(event)
+        self._draw_preview()
+
+    def _draw_preview(self) -> None:
+        if not self.isVisible():  # drawn when the sweep view is shown
+            return
+        run = self.lab.current
+        states = self.lab.layout.time_states
+        for curve in self.preview_curves[len(states):]:
+            curve.setData([], [])
+        if run is None:
+            return
+        while len(self.preview_curves) < len(states):
+            curve = pg.PlotDataItem()
+            self.preview.addItem(curve)
+            self.preview_curves.append(curve)
+        n = run.n_valid
+        for curve, state in zip(self.preview_curves, states):
+            if state in run.state_names:
+                j = run.state_names.index(state)
+                curve.setPen(pg.mkPen(state_color(self.lab.state_names.index(state)), width=1.5))
+                curve.setData(run.ts[:n], run.ys[:n, j])
+
+    def export_columns(self) -> dict:
+        if self.data is None:
+            return {}
+        columns = {name: self.data.values[:, i] for i, name in enumerate(self.data.parameter_names)}
+        columns[self.data.request.observable] = self.data.observable
+        columns["result"] = self.data.result
+        return columns
+
+
+def _widened(levels, lo: float, hi: float, tolerance: float = 0.05) -> bool:
+    """True when ``lo .. hi`` leaves ``levels`` by more than ``tolerance`` of their span."""
+    span = max(levels[1] - levels[0], 1e-300)
+    return lo < levels[0] - tolerance * span or hi > levels[1] + tolerance * span
+
+
+def _rect(x: np.ndarray, y: np.ndarray) -> tuple[float, float, float, float]:
+    """The rectangle of an image whose pixel centres sit at the grid values ``x``, ``y``."""
+
+    def span(v):
+        if len(v) == 1:
+            return v[0] - 0.5, 1.0
+        d = (v[-1] - v[0]) / (len(v) - 1)
+        return v[0] - d / 2, d * len(v)
+
+    (x0, w), (y0, h) = span(x), span(y)
+    return x0, y0, w, h

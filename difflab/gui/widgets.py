@@ -1,0 +1,124 @@
+"""Small reusable widgets: a spin box that reads and writes any float, a slider mapping."""
+
+import math
+
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QValidator
+from PySide6.QtWidgets import QDoubleSpinBox, QLabel, QSizePolicy
+
+
+class FloatSpinBox(QDoubleSpinBox):
+    """A spin box showing 6 significant digits (``1e-05``, ``9.81``), any magnitude.
+
+    With ``log_steps`` the arrows multiply by ``10 ** (1 / 20)`` (a twentieth of a decade)
+    instead of adding ``singleStep``.
+    """
+
+    def __init__(self, parent=None, *, log_steps: bool = False):
+        super().__init__(parent)
+        self.setDecimals(12)
+        self.setKeyboardTracking(False)
+        self.setAccelerated(True)
+        self._log_steps = log_steps
+        self.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Fixed)
+
+    def set_log_steps(self, log: bool) -> None:
+        self._log_steps = log
+
+    def textFromValue(self, value: float) -> str:  # noqa: N802 (Qt override)
+        return f"{value:.6g}"
+
+    def valueFromText(self, text: str) -> float:  # noqa: N802
+        try:
+            return float(text)
+        except ValueError:
+            return self.value()
+
+    def validate(self, text: str, pos: int):
+        stripped = text.strip()
+        try:
+            float(stripped)
+            return QValidator.State.Acceptable, text, pos
+        except ValueError:
+            partial = stripped in ("", "-", "+", ".", "-.", "+.") or stripped.lower().endswith(
+                ("e", "e-", "e+"))
+            state = QValidator.State.Intermediate if partial else QValidator.State.Invalid
+            return state, text, pos
+
+    def stepBy(self, steps: int) -> None:  # noqa: N802
+        if self._log_steps and self.value() > 0:
+            self.setValue(self.value() * 10 ** (steps / 20))
+        else:
+            super().stepBy(steps)
+
+
+class SliderScale:
+    """Maps slider positions ``0 .. resolution`` to values in ``[lo, hi]``, linear or log."""
+
+    def __init__(self, lo: float, hi: float, log: bool, resolution: int = 1000):
+        self.lo, self.hi, self.log, self.resolution = float(lo), float(hi), log, resolution
+
+    def value(self, position: int) -> float:
+        u = position / self.resolution
+        if self.log:
+            return self.lo * (self.hi / self.lo) ** u
+        return self.lo + (self.hi - self.lo) * u
+
+    def position(self, value: float) -> int:
+        value = min(max(value, self.lo), self.hi)
+        if self.hi == self.lo:
+            return 0
+        if self.log:
+            u = math.log(value / self.lo) / math.log(self.hi / self.lo)
+        else:
+            u = (value - self.lo) / (self.hi - self.lo)
+        return round(u * self.resolution)
+
+
+def hint_label(text: str) -> QLabel:
+    """A small grey label for units, bounds and descriptions."""
+    label = QLabel(text)
+    label.setStyleSheet("color: #6b6b6b; font-size: 8.5pt;")
+    label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+    return label
+
+
+def fmt(value: float) -> str:
+    return f"{value:.4g}"
+
+
+class Throttle:
+    """Calls ``fn`` at once when idle, then at most once per ``interval_ms`` (the last call wins).
+
+    A plot fed by a stream redraws as fast as it can but never more than a frame's worth;
+    a single change (a slider step) is drawn without waiting.
+    """
+
+    def __init__(self, fn, interval_ms: int = 16, parent=None):
+        from PySide6.QtCore import QTimer
+
+        self._fn = fn
+        self._pending = False
+        self._timer = QTimer(parent)
+        self._timer.setSingleShot(True)
+        self._timer.setInterval(interval_ms)
+        self._timer.timeout.connect(self._fire)
+
+    def __call__(self) -> None:
+        if self._timer.isActive():
+            self._pending = True
+            return
+        self._fn()
+        self._timer.start()
+
+    def _fire(self) -> None:
+        if self._pending:
+            self._pending = False
+            self._fn()
+            self._timer.start()
+
+    def flush(self) -> None:
+        """Run a pending call now."""
+        if self._pending:
+            self._pending = False
+            self._fn()

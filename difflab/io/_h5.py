@@ -1,0 +1,318 @@
+"""HDF5 plumbing: opening files safely, atomic replacement, chunk shapes, netCDF-style variables.
+
+h5py is imported inside the functions: it adds a third of a second to ``import difflab``.
+"""
+
+import contextlib
+import os
+import secrets
+import stat
+from pathlib import Path
+
+import numpy as np
+
+from ._errors import SessionFileError
+
+# Superblock version 3 (HDF5 1.10 and later): needed for SWMR, readable by every
+# HDF5 library and netCDF-C build of the last years.
+LIBVER = ("v110", "v110")
+CHUNK_BYTES = 1 << 20  # the most bytes one HDF5 chunk holds (1 MiB)
+MIN_CHUNK_BYTES = 100 << 10  # aim for chunks of at least 0.1 MiB where the data allows
+CACHE_BYTES = 4 << 20  # chunk cache of a writer: a few chunks (aligned blocks bypass it)
+
+
+def h5py():
+    """The h5py module, imported on first use."""
+    import h5py as module
+
+    return module
+
+
+def string_dtype(length: int | None = None):
+    """UTF-8 strings of ``length`` bytes (``None``: variable length)."""
+    return h5py().string_dtype("utf-8", length)
+
+
+def fixed_strings(values) -> tuple[np.ndarray, object]:
+    """UTF-8 ``values`` (a str or a sequence of str) as fixed-length bytes and their dtype.
+
+    Session files store text at fixed length: it lives in the checksummed object
+    headers, not in HDF5's global heap, which has no checksums (a damaged heap can send
+    the HDF5 library into an endless loop).
+    """
+    scalar = isinstance(values, str)
+    encoded = [v.encode("utf-8") for v in ([values] if scalar else values)]
+    length = max([1, *map(len, encoded)])
+    data = np.array(encoded, dtype=f"S{length}")
+    return (data[0] if scalar else data), string_dtype(length)
+
+
+def text(value) -> str | None:
+    """A text attribute as ``str`` (stored fixed-length it reads as bytes); else ``None``."""
+    if isinstance(value, (bytes, np.bytes_)):
+        return bytes(value).decode("utf-8", errors="replace")
+    return value if isinstance(value, str) else None
+
+
+def _written_by_swmr(path) -> bool:
+    """True if the superblock (checksum intact) says a SWMR writer has the file open.
+
+    Only then is the file opened in SWMR-read mode: that mode retries every metadata
+    read whose checksum fails (a writer may be half-way through it), with pauses, which
+    would make a merely damaged file take minutes to refuse.
+    """
+    with open(path, "rb") as f:
+        head = f.read(64)
+    version, offsets = head[8], head[9]
+    end = 12 + 4 * offsets
+    if version < 2 or len(head) < end + 4:
+        return False
+    checksum_ok = lookup3(head[:end]) == int.from_bytes(head[end : end + 4], "little")
+    return checksum_ok and bool(head[11] & 0x4)
+
+
+def _open_for_reading(path):
+    h5 = h5py()
+    try:
+        return h5.File(path, "r")
+    except OSError as error:
+        if "already open for write" not in str(error):
+            raise
+    if not _written_by_swmr(path):
+        raise SessionFileError(
+            path, "the file was left open for writing by a process that stopped (or is "
+            "still writing it); difflab.io.recover(path) (or `h5clear -s`) marks it closed")
+    # Written right now by a SWMR writer, or left so by one that stopped.
+    return h5.File(path, "r", swmr=True)
+
+
+def open_for_reading(path) -> "h5py.File":
+    """Open ``path`` read-only, also while a SWMR writer has it open.
+
+    Any failure is a :class:`SessionFileError` naming the file.
+    """
+    path = os.fspath(path)
+    if not os.path.exists(path):
+        raise SessionFileError(path, "no such file")
+    if os.path.isdir(path):
+        raise SessionFileError(path, "is a directory, not a session file")
+    with open(path, "rb") as f:
+        head = f.read(8)
+    if head != b"\x89HDF\r\n\x1a\n":
+        raise SessionFileError(path, "not an HDF5 file (so not a DiffLab session)")
+    try:
+        return _open_for_reading(path)
+    except SessionFileError:
+        raise
+    except Exception as error:  # h5py reports damaged files with many exception types
+        raise SessionFileError(path, f"damaged or truncated HDF5 file ({_short(error)})") from None
+
+
+def _short(error: BaseException) -> str:
+    text = " ".join(str(error).split()) or type(error).__name__
+    return text if len(text) <= 200 else text[:197] + "..."
+
+
+def create_file(path, mode: str = "w") -> "h5py.File":
+    """A new (``"w"``) or existing (``"a"``, ``"r+"``) file with the session library version."""
+    return h5py().File(path, mode, libver=LIBVER, rdcc_nbytes=CACHE_BYTES, rdcc_w0=1.0)
+
+
+def fsync_path(path) -> None:
+    """Flush a file's bytes to disk."""
+    with open(path, "rb+") as f:
+        os.fsync(f.fileno())
+
+
+def fsync_directory(path) -> None:
+    """Make a rename inside the directory of ``path`` durable (no-op where unsupported)."""
+    try:
+        fd = os.open(Path(path).parent, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def _new_temporary(path: Path) -> str:
+    """An empty file ``.<name>.<random>.tmp`` beside ``path``, with the usual permissions."""
+    while True:
+        tmp = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
+        try:
+            os.close(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
+            return str(tmp)
+        except FileExistsError:
+            continue
+
+
+@contextlib.contextmanager
+def atomic_file(path):
+    """Yield a temporary path beside ``path``; on success fsync it and ``os.replace`` it.
+
+    If the block raises (or the process dies), ``path`` is left as it was and the
+    temporary file is removed (or, after a kill, left as ``.<name>.*.tmp``).
+    """
+    path = Path(path)
+    tmp = _new_temporary(path)
+    try:
+        yield tmp
+        if path.exists():  # keep the permissions the file had
+            os.chmod(tmp, stat.S_IMODE(os.stat(path).st_mode))
+        fsync_path(tmp)
+        os.replace(tmp, path)
+        fsync_directory(path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.remove(tmp)
+        raise
+
+
+def chunk_shape(shape: tuple[int, ...], itemsize: int, along: int | None = None):
+    """A chunk of at most :data:`CHUNK_BYTES` for a dataset of ``shape``.
+
+    The trailing axes are kept whole as far as they fit; the leading axes take what
+    is left. ``along`` (the axis a streamed writer advances on, in blocks of that
+    many rows) is divided evenly when it can be, so each block fills whole chunks.
+    """
+    shape = tuple(max(1, int(n)) for n in shape)
+    budget = max(1, CHUNK_BYTES // itemsize)
+    chunks = []
+    for n in reversed(shape):
+        size = max(1, min(n, budget))
+        chunks.append(size)
+        budget = max(1, budget // size)
+    chunks = list(reversed(chunks))
+    if along is not None and len(shape) > 1:
+        chunks[0] = _even_rows(chunks[0], along, itemsize * int(np.prod(chunks[1:])))
+    return tuple(chunks)
+
+
+def _even_rows(rows: int, block: int, row_bytes: int) -> int:
+    """The largest divisor of ``block`` not above ``rows``, unless it makes chunks tiny."""
+    best = max(d for d in range(1, min(rows, block) + 1) if block % d == 0)
+    if best * row_bytes >= MIN_CHUNK_BYTES or best == rows:
+        return best
+    return rows
+
+
+def write_rows(dataset, start: int, block: np.ndarray) -> None:
+    """``dataset[start : start + len(block)] = block``, fast for whole chunks.
+
+    An uncompressed block that starts on a chunk boundary and covers whole chunks (the
+    last may stop at the end of the dataset) goes straight to the file chunk by chunk
+    (``H5Dwrite_chunk``), skipping HDF5's gather and its chunk cache; anything else is an
+    ordinary write.
+    """
+    block = np.asarray(block)
+    stop = start + len(block)
+    chunks = dataset.chunks
+    if (chunks is None or dataset.compression is not None or dataset.shuffle
+            or block.dtype != dataset.dtype or block.shape[1:] != dataset.shape[1:]
+            or start % chunks[0] or (stop % chunks[0] and stop != dataset.shape[0])):
+        dataset[start:stop] = block
+        return
+    for offset in np.ndindex(*(-(-n // c) for n, c in zip(block.shape, chunks))):
+        corner = tuple(i * c for i, c in zip(offset, chunks))
+        piece = block[tuple(slice(a, a + c) for a, c in zip(corner, chunks))]
+        if piece.shape != chunks:  # an edge chunk: HDF5 stores it full size
+            padded = np.zeros(chunks, dtype=block.dtype)
+            padded[tuple(slice(0, n) for n in piece.shape)] = piece
+            piece = padded
+        dataset.id.write_direct_chunk((start + corner[0], *corner[1:]),
+                                      np.ascontiguousarray(piece))
+
+
+def set_attrs(obj, attrs: dict) -> None:
+    """Write attributes, skipping ``None``; strings as UTF-8, sequences as arrays."""
+    for name, value in attrs.items():
+        if value is None:
+            continue
+        if isinstance(value, str) or (isinstance(value, (list, tuple)) and value
+                                      and all(isinstance(v, str) for v in value)):
+            data, dtype = fixed_strings(value)
+            obj.attrs.create(name, data, dtype=dtype)
+        elif isinstance(value, (bool, np.bool_)):
+            obj.attrs[name] = np.int8(value)
+        else:
+            obj.attrs[name] = np.asarray(value)
+
+
+def _clear_status_flags_bytes(head: bytes) -> bytes | None:
+    """The superblock with its file-consistency flags cleared, or ``None`` if not needed."""
+    version, offsets = head[8], head[9]
+    if version < 2 or head[11] == 0:
+        return None
+    end = 12 + 4 * offsets
+    if len(head) < end + 4:
+        return None
+    body = head[:11] + b"\x00" + head[12:end]
+    return body + lookup3(body).to_bytes(4, "little")
+
+
+def recover(path) -> bool:
+    """Mark a file that a crashed writer left "open for writing" as closed (``h5clear -s``).
+
+    A SWMR writer keeps the file consistent on disk at every flush, so after a crash
+    only the flags in the superblock stop other programs from opening it. Returns
+    ``True`` if the flags were set and are now cleared. Never call it on a file that a
+    live process is still writing.
+    """
+    with open(path, "rb+") as f:
+        head = f.read(64)
+        if head[:8] != b"\x89HDF\r\n\x1a\n":
+            raise SessionFileError(path, "not an HDF5 file (so not a DiffLab session)")
+        fixed = _clear_status_flags_bytes(head)
+        if fixed is None:
+            return False
+        f.seek(0)
+        f.write(fixed)
+        f.flush()
+        os.fsync(f.fileno())
+    return True
+
+
+_M = 0xFFFFFFFF
+_MIX = (4, 6, 8, 16, 19, 4)
+_FINAL = (14, 11, 25, 16, 4, 14, 24)
+
+
+def _rot(x: int, k: int) -> int:
+    return ((x << k) | (x >> (32 - k))) & _M
+
+
+def _words(block: bytes) -> list[int]:
+    return [int.from_bytes(block[j : j + 4], "little") for j in (0, 4, 8)]
+
+
+def _mix(s: list[int]) -> None:
+    for i, k in enumerate(_MIX):
+        t, src, add = i % 3, (i + 2) % 3, (i + 1) % 3
+        s[t] = ((s[t] - s[src]) & _M) ^ _rot(s[src], k)
+        s[src] = (s[src] + s[add]) & _M
+
+
+def _final(s: list[int]) -> None:
+    for i, k in enumerate(_FINAL):
+        t, src = (2 + i) % 3, (1 + i) % 3
+        s[t] = ((s[t] ^ s[src]) - _rot(s[src], k)) & _M
+
+
+def lookup3(data: bytes, initval: int = 0) -> int:
+    """Bob Jenkins' lookup3 ``hashlittle``: the checksum HDF5 puts on its metadata."""
+    n = len(data)
+    s = [(0xDEADBEEF + n + initval) & _M] * 3
+    i = 0
+    while n - i > 12:
+        s = [(v + w) & _M for v, w in zip(s, _words(data[i : i + 12]))]
+        _mix(s)
+        i += 12
+    if n == i:
+        return s[2]
+    tail = data[i:] + bytes(12 - (n - i))
+    s = [(v + w) & _M for v, w in zip(s, _words(tail))]
+    _final(s)
+    return s[2]

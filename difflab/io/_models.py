@@ -1,0 +1,182 @@
+"""Models in a session file: a record of what a model is, and rebuilding a built-in one."""
+
+import dataclasses
+import hashlib
+import inspect
+import json
+import os
+
+import numpy as np
+
+from .._version import __version__
+
+_SIMPLE = (bool, int, float, str)
+
+
+@dataclasses.dataclass
+class ModelRecord:
+    """A model as a session file stores it: identity, parameter values and every array leaf.
+
+    ``origin`` is ``"builtin"`` or ``"user"``; ``leaves`` maps ``keystr`` paths to arrays;
+    ``source`` (a user model's file text) is kept for the record and never executed.
+    """
+
+    key: str
+    origin: str
+    name: str
+    class_name: str
+    version: str
+    parameters: dict[str, float]
+    units: dict[str, str] = dataclasses.field(default_factory=dict)
+    static: dict = dataclasses.field(default_factory=dict)
+    leaves: dict = dataclasses.field(default_factory=dict)
+    leaf_key_impls: dict[str, str] = dataclasses.field(default_factory=dict)
+    path: str | None = None
+    sha256: str | None = None
+    source: str | None = None
+
+    def fingerprint(self) -> str:
+        """A hash of everything but the key: equal records share one entry in a file."""
+        h = hashlib.sha256()
+        head = [self.origin, self.name, self.class_name, self.version, self.path, self.sha256,
+                sorted(self.parameters.items()), sorted(self.static.items()),
+                sorted(self.leaf_key_impls.items())]
+        h.update(json.dumps(head, default=str).encode())
+        for path, leaf in self.leaves.items():
+            leaf = np.asarray(leaf)
+            h.update(f"{path}|{leaf.dtype.str}|{leaf.shape}".encode())
+            h.update(np.ascontiguousarray(leaf).tobytes())
+        h.update((self.source or "").encode())
+        return h.hexdigest()
+
+    def build(self, model=None):
+        """The model this record describes, with its stored parameter values and leaves.
+
+        A built-in model is rebuilt from the registry. A user model is never loaded
+        from the file: pass an instance of its class (``model=``) and its arrays are
+        replaced by the stored ones.
+        """
+        if model is None:
+            if self.origin != "builtin":
+                raise ValueError(
+                    f"model {self.key!r} is a user model ({self.path}); DiffLab never runs "
+                    "code from a session file: load the model yourself and pass model="
+                )
+            model = _instantiate(self)
+        return _with_leaves(model, self)
+
+
+def _registered_class(name: str):
+    from ..models import get
+
+    return get(name)
+
+
+def _instantiate(record: ModelRecord):
+    cls = _registered_class(record.name)
+    accepted = inspect.signature(cls).parameters
+    static = {k: v for k, v in record.static.items() if k in accepted}
+    return cls(**static)
+
+
+def _flat(model):
+    import equinox as eqx
+    import jax
+
+    dynamic, static = eqx.partition(model, eqx.is_array)
+    pairs, treedef = jax.tree_util.tree_flatten_with_path(dynamic)
+    return [(jax.tree_util.keystr(p), leaf) for p, leaf in pairs], treedef, static
+
+
+def _with_leaves(model, record: ModelRecord):
+    import equinox as eqx
+    import jax
+    import jax.numpy as jnp
+
+    if not record.leaves:  # version-0 files: scalar parameters only
+        return model.replace(**record.parameters)
+    pairs, treedef, static = _flat(model)
+    stored = [path for path in record.leaves]
+    if [p for p, _ in pairs] != stored:
+        raise ValueError(
+            f"model {record.key!r}: the stored arrays {stored[:4]} do not match those "
+            f"of {type(model).__name__} {[p for p, _ in pairs][:4]}"
+        )
+    leaves = []
+    for path, leaf in pairs:
+        value = np.asarray(record.leaves[path])
+        if path in record.leaf_key_impls:
+            leaves.append(jax.random.wrap_key_data(value, impl=record.leaf_key_impls[path]))
+            continue
+        if value.shape != leaf.shape:
+            raise ValueError(f"model {record.key!r}: {path} has shape {value.shape}, "
+                             f"{type(model).__name__} expects {leaf.shape}")
+        leaves.append(jnp.asarray(value, dtype=leaf.dtype))
+    return eqx.combine(jax.tree_util.tree_unflatten(treedef, leaves), static)
+
+
+def _static_fields(model) -> dict:
+    out = {}
+    for f in dataclasses.fields(model):
+        if f.metadata.get("static") and isinstance(getattr(model, f.name, None), _SIMPLE):
+            out[f.name] = getattr(model, f.name)
+    return out
+
+
+def _leaf_entries(model):
+    import jax
+
+    leaves, impls = {}, {}
+    for path, leaf in _flat(model)[0]:
+        if jax.dtypes.issubdtype(leaf.dtype, jax.dtypes.prng_key):
+            impls[path] = str(jax.random.key_impl(leaf))
+            leaf = jax.random.key_data(leaf)
+        leaves[path] = np.asarray(leaf)
+    return leaves, impls
+
+
+def record_of(model, *, key: str = "", source_path: str | os.PathLike | None = None) -> ModelRecord:
+    """The :class:`ModelRecord` of a model instance.
+
+    A model whose class is in the registry is ``"builtin"``; any other is ``"user"``, and
+    ``source_path`` (default: the file its class was defined in) is hashed and its text kept.
+    """
+    cls = type(model)
+    name = cls.registry_name or cls.__name__
+    builtin = cls.registry_name is not None and _is_registered(cls)
+    specs = cls.parameter_specs()
+    leaves, impls = _leaf_entries(model)
+    record = ModelRecord(
+        key=key, origin="builtin" if builtin else "user", name=name,
+        class_name=f"{cls.__module__}.{cls.__qualname__}",
+        version=str(getattr(cls, "version", None) or __version__),
+        parameters={n: float(np.asarray(v)) for n, v in model.parameters().items()
+                    if np.ndim(v) == 0},
+        units={n: s.unit for n, s in specs.items() if s.unit},
+        static=_static_fields(model), leaves=leaves, leaf_key_impls=impls,
+    )
+    if not builtin:
+        _add_source(record, cls, source_path)
+    return record
+
+
+def _is_registered(cls) -> bool:
+    try:
+        return _registered_class(cls.registry_name) is cls
+    except ValueError:
+        return False
+
+
+def _add_source(record: ModelRecord, cls, source_path) -> None:
+    if source_path is None:
+        try:
+            source_path = inspect.getsourcefile(cls)
+        except TypeError:
+            source_path = None
+    if source_path is None or not os.path.isfile(source_path):
+        return
+    with open(source_path, "rb") as f:
+        data = f.read()
+    record.path = os.path.abspath(source_path)
+    record.sha256 = hashlib.sha256(data).hexdigest()
+    record.source = data.decode("utf-8", errors="replace")

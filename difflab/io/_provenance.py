@@ -1,0 +1,79 @@
+"""Provenance: what produced a result (versions, devices, precision, time, command line)."""
+
+import datetime
+import functools
+import importlib.metadata
+import platform
+import shlex
+import sys
+
+import numpy as np
+
+from .._version import __version__
+
+PACKAGES = ("jax", "jaxlib", "diffrax", "equinox", "optimistix", "optax", "h5py", "numpy")
+
+
+@functools.lru_cache(maxsize=None)
+def _version(package: str) -> str:
+    try:
+        return importlib.metadata.version(package)
+    except importlib.metadata.PackageNotFoundError:
+        return "not installed"
+
+
+def now() -> str:
+    """The current UTC time, ISO 8601 to the second."""
+    return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+
+
+def collect(command_line: str | None = None) -> dict:
+    """The provenance of results written by this process, as attributes.
+
+    ``command_line`` defaults to this process's ``sys.argv``.
+    """
+    import jax
+
+    from ._h5 import h5py
+
+    devices = jax.devices()
+    record = {
+        "time": now(),
+        "command_line": command_line if command_line is not None else shlex.join(sys.argv),
+        "difflab_version": __version__,
+        **{f"{name}_version": _version(name) for name in PACKAGES},
+        "hdf5_version": h5py().version.hdf5_version,
+        "python_version": platform.python_version(),
+        "platform": platform.platform(),
+        "backend": jax.default_backend(),
+        "device_count": len(devices),
+        "devices": [f"{d.platform}:{d.id} {d.device_kind}" for d in devices],
+        "precision": "float64" if jax.config.jax_enable_x64 else "float32",
+        "process_count": jax.process_count(),
+    }
+    return record
+
+
+def key_record(key) -> dict:
+    """A ``jax.random`` key as attributes: ``key_data`` (uint32) and ``key_impl``.
+
+    Accepts new-style typed keys and legacy ``uint32`` keys; ``None`` gives ``{}``.
+    """
+    if key is None:
+        return {}
+    import jax
+
+    if jax.dtypes.issubdtype(key.dtype, jax.dtypes.prng_key):
+        return {"key_data": np.asarray(jax.random.key_data(key), dtype=np.uint32),
+                "key_impl": str(jax.random.key_impl(key))}
+    return {"key_data": np.asarray(key, dtype=np.uint32), "key_impl": "raw_uint32"}
+
+
+def key_from_record(data, impl: str):
+    """The key :func:`key_record` stored."""
+    import jax
+
+    data = np.asarray(data, dtype=np.uint32)
+    if impl == "raw_uint32":
+        return jax.numpy.asarray(data)
+    return jax.random.wrap_key_data(data, impl=impl)

@@ -1,0 +1,53 @@
+"""What a session holds, as plain data: ``difflab open`` prints it, ``--json`` dumps it."""
+
+import numpy as np
+
+
+def _plain(value):
+    """JSON-ready: arrays as lists, NaN and infinities as ``None``."""
+    if isinstance(value, np.ndarray):
+        return [_plain(v) for v in value.tolist()]
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, float) and not np.isfinite(value):
+        return None
+    return value
+
+
+def _result(result) -> dict:
+    dims = {}
+    for var in result.variables.values():
+        dims.update(zip(var.dims, var.shape))
+    entry = {"name": result.name, "model": result.attrs.get("model"),
+             "dims": dims, "complete": result.complete,
+             "settings": {k: _plain(v) for k, v in result.settings.items()}}
+    for key in ("result", "result_message", "steps", "n_points", "chunk_size", "method",
+                "objective", "value", "optimizer", "fitted_model", "seed"):
+        if key in result.attrs:
+            entry[key] = _plain(result.attrs[key])
+    if "parameter" in result.variables:
+        entry["parameters"] = list(result.variables["parameter"].data)
+    if result.kind == "sweeps":
+        done = np.asarray(result.variables["chunk_done"].data)
+        entry["chunks_done"] = int(np.sum(done == 1))
+        entry["chunks"] = int(done.size)
+    return entry
+
+
+def summary(session) -> dict:
+    """A JSON-ready description of ``session``: models, results, provenance, app state."""
+    return {
+        "path": session.path,
+        "schema_version": session.schema_version,
+        "difflab_version": session.attrs.get("difflab_version"),
+        "created": session.attrs.get("created"),
+        "models": {key: {"origin": m.origin, "name": m.name, "version": m.version,
+                         "parameters": {k: _plain(v) for k, v in m.parameters.items()},
+                         "path": m.path, "sha256": m.sha256}
+                   for key, m in session.models.items()},
+        **{kind: [_result(r) for r in getattr(session, kind)]
+           for kind in ("runs", "sweeps", "fits", "sensitivities")},
+        "provenance": {pid: {k: _plain(v) for k, v in p.items()}
+                       for pid, p in session.provenance.items()},
+        "app": sorted(session.app),
+    }

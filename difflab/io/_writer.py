@@ -1,0 +1,370 @@
+"""Writing session files: ``write_session`` (atomic) and ``stream_session`` (in place, SWMR).
+
+Both yield a :class:`SessionWriter`, the one place results are put into a file, so the
+CLI, the app and scripts write the same schema (``docs/hdf5-schema.md``).
+"""
+
+import contextlib
+import os
+import re
+import shutil
+
+import numpy as np
+
+from .._version import __version__
+from . import _h5, _netcdf, _provenance
+from ._errors import SessionFileError
+from ._models import ModelRecord, record_of
+from ._netcdf import Variable
+
+SCHEMA_VERSION = 1
+FORMAT = "difflab-session"
+KINDS = {"runs": "run", "sweeps": "sweep", "fits": "fit", "sensitivities": "sensitivity"}
+NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]{0,63}")
+SETTINGS = ("solver", "t0", "t1", "dt", "n_save", "rtol", "atol", "max_steps", "y0", "seed")
+
+
+def check_name(name: str) -> str:
+    """``name`` if it is a valid result or model name, else ``ValueError``."""
+    if not isinstance(name, str) or not NAME.fullmatch(name):
+        raise ValueError(f"invalid name {name!r}: use letters, digits, '_', '.', '-' "
+                         "(at most 64, not starting with a digit)")
+    return name
+
+
+def settings_attrs(settings: dict | None, model=None) -> dict:
+    """Solver settings as attributes: known keys typed, a solver object by its name."""
+    out = {}
+    for key, value in (settings or {}).items():
+        if value is None or key == "key":
+            continue
+        if key == "solver":
+            value = value if isinstance(value, str) else type(value).__name__.lower()
+        elif key == "y0":
+            value = np.asarray(value, dtype=np.float64).reshape(-1)
+        elif key in ("n_save", "max_steps", "seed"):
+            value = int(value)
+        elif key in SETTINGS:
+            value = float(np.asarray(value))
+        elif not isinstance(value, (str, int, float, bool, np.number)):
+            continue
+        out[key] = value
+    if "solver" not in out and model is not None:
+        from ..solvers._catalog import default_solver  # noqa: PLC0415 (names only)
+
+        out["solver"] = default_solver(model)
+    return out
+
+
+class SessionWriter:
+    """Adds models and results to an open session file.
+
+    Get one from :func:`write_session` or :func:`stream_session`; every ``add_*`` returns
+    the name it stored under. ``compress`` (default off) applies gzip + shuffle.
+    """
+
+    def __init__(self, file, *, compress: bool = False, command_line: str | None = None):
+        self.file = file
+        self.compress = compress
+        self._command_line = command_line
+        self._provenance = None
+        self._fingerprints = {}
+        self._deferred = []
+        self._swmr = False
+        if "difflab_schema_version" not in file.attrs:
+            _h5.set_attrs(file, {"difflab_format": FORMAT, "difflab_version": __version__,
+                                 "created": _provenance.now(), "Conventions": "CF-1.10"})
+            file.attrs["difflab_schema_version"] = np.int64(SCHEMA_VERSION)
+        for group in ("provenance", "models", *KINDS, "app"):
+            if group not in file:
+                file.create_group(group, track_order=True)  # results list in creation order
+        self._read_fingerprints()
+
+    def _read_fingerprints(self) -> None:
+        for key, group in self.file["models"].items():
+            fingerprint = _h5.text(group.attrs.get("fingerprint"))
+            if fingerprint is not None:
+                self._fingerprints[fingerprint] = key
+
+    # -- provenance and models -------------------------------------------------------
+
+    @property
+    def provenance(self) -> str:
+        """The provenance id of results written through this writer (made on first use)."""
+        if self._provenance is None:
+            self._provenance = self.write_provenance(None, _provenance.collect(self._command_line))
+        return self._provenance
+
+    def write_provenance(self, pid: str | None, attrs: dict) -> str:
+        group = self.file["provenance"]
+        pid = pid or _next_name(group, "p")
+        _h5.set_attrs(group.create_group(pid), attrs)
+        return pid
+
+    def add_model(self, model, *, source_path=None) -> str:
+        """Store a model instance (once per distinct value); returns its key in ``/models``."""
+        if isinstance(model, ModelRecord):
+            return self.add_model_record(model)
+        return self.add_model_record(record_of(model, source_path=source_path))
+
+    def add_model_record(self, record: ModelRecord, *, key: str | None = None) -> str:
+        fingerprint = record.fingerprint()
+        if key is None and fingerprint in self._fingerprints:
+            return self._fingerprints[fingerprint]
+        models = self.file["models"]
+        key = check_name(key or _free_name(models, record.name))
+        group = models.create_group(key)
+        _h5.set_attrs(group, {
+            "origin": record.origin, "name": record.name, "class_name": record.class_name,
+            "version": record.version, "path": record.path, "sha256": record.sha256,
+            "fingerprint": fingerprint,
+            **{f"param.{k}": float(v) for k, v in record.parameters.items()},
+            **{f"unit.{k}": v for k, v in record.units.items()},
+            **{f"static.{k}": v for k, v in record.static.items()},
+        })
+        if record.source is not None:
+            data, dtype = _h5.fixed_strings(record.source)
+            group.create_dataset("source", data=data, dtype=dtype)
+        leaves = group.create_group("leaves")
+        for i, (path, leaf) in enumerate(record.leaves.items()):
+            dataset = leaves.create_dataset(str(i), data=np.asarray(leaf))
+            _h5.set_attrs(dataset, {"path": path, "key_impl": record.leaf_key_impls.get(path)})
+        self._fingerprints[fingerprint] = key
+        return key
+
+    # -- results ---------------------------------------------------------------------
+
+    def result_attrs(self, *, model, settings=None, key=None, extra=None) -> dict:
+        """The attributes every result carries: model, settings, provenance, PRNG key."""
+        record = model if isinstance(model, ModelRecord) else record_of(model)
+        attrs = {"model": self.add_model_record(record), "provenance": self.provenance,
+                 "Conventions": "CF-1.10",
+                 **{f"param.{k}": v for k, v in record.parameters.items()},
+                 **settings_attrs(settings, None if isinstance(model, ModelRecord) else model),
+                 **_provenance.key_record(key)}
+        attrs.update({k: v for k, v in (extra or {}).items() if v is not None})
+        return attrs
+
+    def write_result(self, kind: str, name: str | None, attrs: dict,
+                     variables: dict[str, Variable], *, subgroups=None, unlimited=(),
+                     fillvalues=None, along=None, compress=None):
+        """Low level: a result group of ``kind`` (``"runs"``, ...) from attributes and variables."""
+        parent = self.file[kind]
+        name = check_name(name) if name else _next_name(parent, KINDS[kind])
+        group = parent.create_group(name)
+        _h5.set_attrs(group, attrs)
+        compress = self.compress if compress is None else compress
+        _netcdf.write_group(group, variables, compress=compress, unlimited=unlimited,
+                            fillvalues=fillvalues, along=along)
+        for sub, sub_vars in (subgroups or {}).items():
+            _netcdf.write_group(group.create_group(sub), sub_vars, compress=compress)
+        return group
+
+    def add_run(self, traj, *, model, settings=None, key=None, name=None) -> str:
+        """Store a :class:`difflab.Trajectory` of ``model`` run with ``settings``.
+
+        ``settings`` are the keyword arguments given to ``simulate`` (``t1`` included);
+        ``key`` the PRNG key of a stochastic run. ``y0`` defaults to the first state.
+        """
+        ts, ys = np.asarray(traj.ts), np.asarray(traj.ys)
+        settings = {"t1": float(ts[-1]), "n_save": len(ts), "y0": ys[0], **(settings or {})}
+        result = int(np.max(np.asarray(traj.result)))
+        from ..solvers._result import message  # noqa: PLC0415 (result words only)
+
+        attrs = self.result_attrs(model=model, settings=settings, key=key, extra={
+            "result": result, "result_message": message(result),
+            "steps": int(np.max(np.asarray(traj.steps))), "wall_time": traj.wall_time,
+            "complete": 1})
+        group = self.write_result("runs", name, attrs,
+                                  run_variables(ts, ys, traj.state_names, model))
+        return group.name.rsplit("/", 1)[-1]
+
+    def add_sensitivity(self, *, model, parameter_names, gradient=None, dy_dp=None,
+                        time=None, state_names=None, method=None, objective=None,
+                        value=None, run=None, settings=None, key=None, name=None) -> str:
+        """Store derivatives by ``parameter_names``: ``gradient`` (P,) and/or ``dy_dp`` (T, S, P)."""
+        if gradient is None and dy_dp is None:
+            raise ValueError("a sensitivity needs gradient= or dy_dp=")
+        variables = {"parameter": Variable(("parameter",), list(parameter_names),
+                                           {"long_name": "parameter"})}
+        if gradient is not None:
+            variables["gradient"] = Variable(("parameter",), np.asarray(gradient, dtype=np.float64),
+                                             {"long_name": f"d {objective or 'objective'} / d parameter"})
+        if dy_dp is not None:
+            if time is None or state_names is None:
+                raise ValueError("dy_dp needs time= and state_names=")
+            variables.update(_time_state(np.asarray(time), state_names, model))
+            variables["dy_dp"] = Variable(("time", "state", "parameter"),
+                                          np.asarray(dy_dp, dtype=np.float64),
+                                          {"long_name": "d state / d parameter"})
+        attrs = self.result_attrs(model=model, settings=settings, key=key, extra={
+            "method": method, "objective": objective,
+            "value": None if value is None else float(value), "run": run, "complete": 1})
+        group = self.write_result("sensitivities", name, attrs, variables)
+        return group.name.rsplit("/", 1)[-1]
+
+    def set_app(self, *, plot_layout=None, settings=None) -> None:
+        """Store the app's plot layout and settings (JSON-serialisable values)."""
+        import json
+
+        app = self.file.require_group("app")
+        for attr, value in (("plot_layout", plot_layout), ("settings", settings)):
+            if value is not None:
+                _h5.set_attrs(app, {attr: value if isinstance(value, str) else json.dumps(value)})
+
+    # -- streamed results -----------------------------------------------------------
+
+    def new_run(self, **kwargs):
+        """A :class:`RunWriter` appending a streamed run chunk by chunk."""
+        from ._streams import RunWriter
+
+        return RunWriter.create(self, **kwargs)
+
+    def new_sweep(self, **kwargs):
+        """A :class:`SweepWriter`: a sweep's datasets created full size, written per chunk."""
+        from ._streams import SweepWriter
+
+        return SweepWriter.create(self, **kwargs)
+
+    def sweep_writer(self, name: str):
+        """The :class:`SweepWriter` of an existing sweep, to resume it."""
+        from ._streams import SweepWriter
+
+        return SweepWriter.reopen(self, name)
+
+    def new_fit(self, **kwargs):
+        """A :class:`FitWriter` appending optimizer steps as they come."""
+        from ._streams import FitWriter
+
+        return FitWriter.create(self, **kwargs)
+
+    def add_fit(self, *, loss, parameters, fitted_model=None, info=None, **kwargs) -> str:
+        """Store a whole fit: ``loss`` (N,), ``parameters`` (N, P) after each step."""
+        writer = self.new_fit(**kwargs)
+        writer.append(loss, parameters)
+        writer.finish(fitted_model=fitted_model, **(info or {}))
+        return writer.name
+
+    def start_swmr(self) -> None:
+        """From here on, readers may open the file while it is written (no new groups)."""
+        self.file.flush()
+        self.file.swmr_mode = True
+        self._swmr = True
+
+    def later(self, path: str, attrs_of) -> None:
+        """Set ``attrs_of(writer, group)`` on the group at ``path`` now, or at close under SWMR.
+
+        SWMR allows no new attributes or groups while writing, so end-of-result records
+        (``complete``, a fitted model) wait until the writer closes.
+        """
+        if self._swmr:
+            self._deferred.append((path, attrs_of))
+        else:
+            _h5.set_attrs(self.file[path], attrs_of(self, self.file[path]))
+
+    def set_attrs_later(self, path: str, attrs: dict) -> None:
+        """Attributes to set on ``path`` (when the writer closes, under SWMR)."""
+        self.later(path, lambda writer, group: attrs)
+
+    def flush(self) -> None:
+        self.file.flush()
+
+    def close(self) -> None:
+        """Close the file, then reopen it to make the records SWMR held back."""
+        filename = self.file.filename
+        self.file.close()
+        if not self._deferred:
+            return
+        self.file, self._swmr = _h5.create_file(filename, "r+"), False
+        try:
+            for path, attrs_of in self._deferred:
+                _h5.set_attrs(self.file[path], attrs_of(self, self.file[path]))
+        finally:
+            self._deferred = []
+            self.file.close()
+
+
+def _time_state(ts, state_names, model=None) -> dict[str, Variable]:
+    units = getattr(type(model), "time_units", None) or "s"
+    return {
+        "time": Variable(("time",), np.asarray(ts, dtype=np.float64), _netcdf.time_attrs(units)),
+        "state": Variable(("state",), [str(s) for s in state_names],
+                          {"long_name": "state variable"}),
+    }
+
+
+def run_variables(ts, ys, state_names, model=None) -> dict[str, Variable]:
+    """The variables of a run group: ``time``, ``state``, ``y(time, state)``."""
+    units = getattr(type(model), "state_units", None) or "1"
+    return {**_time_state(ts, state_names, model),
+            "y": Variable(("time", "state"), ys, {"long_name": "state", "units": units})}
+
+
+def _next_name(group, prefix: str) -> str:
+    i = len(group)
+    while f"{prefix}{i}" in group:
+        i += 1
+    return f"{prefix}{i}"
+
+
+def _free_name(group, base: str) -> str:
+    base = re.sub(r"[^A-Za-z0-9_.\-]", "_", base)[:56] or "model"
+    if not base[0].isalpha() and base[0] != "_":
+        base = "m_" + base
+    if base not in group:
+        return base
+    i = 1
+    while f"{base}_{i}" in group:
+        i += 1
+    return f"{base}_{i}"
+
+
+@contextlib.contextmanager
+def write_session(path, *, append: bool = False, compress: bool = False,
+                  command_line: str | None = None):
+    """Write a session file atomically: yields a :class:`SessionWriter` on a temporary file.
+
+    On success the file is fsynced and replaces ``path``; if the block raises (or the
+    process dies) ``path`` is left as it was. ``append=True`` starts from a copy of the
+    existing ``path``, to add results to it.
+    """
+    with _h5.atomic_file(path) as tmp:
+        if append and os.path.exists(path):
+            _check_appendable(path)
+            shutil.copyfile(path, tmp)
+        with _h5.create_file(tmp, "a" if append else "w") as f:
+            yield SessionWriter(f, compress=compress, command_line=command_line)
+
+
+def _check_appendable(path) -> None:
+    from ._reader import open_session
+
+    open_session(path)  # raises SessionFileError for a file that is not a session
+
+
+@contextlib.contextmanager
+def stream_session(path, *, append: bool = True, compress: bool = False,
+                   command_line: str | None = None, recover: bool = False):
+    """Write into ``path`` in place, for results streamed chunk by chunk.
+
+    Creates the file if absent (``append=False``: always new). ``recover=True`` first
+    clears the "open for writing" flags a crashed writer left (to resume its sweep).
+    Call ``start_swmr()`` on the writer once its groups exist, to let readers follow.
+    """
+    exists = os.path.exists(path)
+    if append and exists:
+        if recover:
+            _h5.recover(path)
+        _check_appendable(path)
+    try:
+        f = _h5.create_file(path, "a" if append else "w")
+    except OSError as error:
+        if "already open" not in str(error):
+            raise
+        raise SessionFileError(path, "open for writing elsewhere, or left so by a writer that "
+                                     "stopped: pass recover=True to resume it") from None
+    writer = SessionWriter(f, compress=compress, command_line=command_line)
+    try:
+        yield writer
+    finally:
+        writer.close()

@@ -1,0 +1,536 @@
+"""``fit``: parameters of a model estimated from observations, with standard errors.
+
+The optimizer runs on the device in jitted chunks of steps; between chunks the loss
+history comes to the host (``fit_stream`` yields it, ``fit(callback=...)`` passes it on),
+which drives the app's live loss curve and the CLI's progress. Several starts are fitted
+at once: ``vmap`` over the starts, laid over every device like a sweep's batch.
+"""
+
+import dataclasses
+import math
+import time
+from collections.abc import Callable, Iterator, Mapping
+
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from ..io._observations import Observations, _sigma_array, read_observations
+from . import _sharding
+from ._fit_methods import method_name, resolve_method
+from ._fit_problem import (Problem, check_model, initial_u, make_scale, split_params,
+                           start_points)
+from ._result import Result
+from ._simulate import simulate
+
+DEFAULT_MAX_STEPS = {"lm": 200, "gauss_newton": 200, "dogleg": 200, "bfgs": 500, "adam": 2000}
+DEFAULT_CHUNK = {"adam": 50}
+
+_MESSAGES = {
+    Result.SUCCESS: "converged",
+    Result.MAX_STEPS_REACHED: "the optimizer took max_steps steps without converging; raise "
+    "max_steps, loosen rtol/atol, or start closer to the optimum",
+    Result.DIVERGED: "the loss or the parameters became NaN or infinite (the simulation "
+    "failed at the parameters tried); narrow the bounds or start closer",
+    Result.STEP_SIZE_TOO_SMALL: "the simulation's step size fell below its minimum",
+    Result.SOLVER_FAILED: "the optimizer failed (its linear solve or line search broke down)",
+}
+
+
+class FitError(RuntimeError):
+    """A fit did not succeed; ``result`` holds its :class:`FitResult` all the same."""
+
+    def __init__(self, text: str, result: "FitResult"):
+        super().__init__(text)
+        self.result = result
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class FitResult:
+    """What a fit found.
+
+    ``params`` and ``stderr`` map each fitted scalar parameter to its best value and
+    standard error; ``correlation`` (and ``covariance``) follow the order of ``names``,
+    from the Gauss-Newton approximation ``(J^T J)^-1`` of the covariance at the optimum
+    (scaled by ``chi2 / dof`` when the data's noise level was not given). ``model`` is the
+    fitted model (network weights included); ``loss_history`` the loss ``0.5 * chi^2``
+    after each optimizer step (the lowest over the starts); ``result`` a
+    :class:`Result` code, explained by ``message``.
+    """
+
+    names: tuple[str, ...]
+    params: dict[str, float]
+    stderr: dict[str, float]
+    covariance: np.ndarray
+    correlation: np.ndarray
+    model: object
+    start_model: object
+    loss: float
+    chi2: float
+    n_data: int
+    dof: int
+    absolute_sigma: bool
+    loss_history: np.ndarray
+    parameter_history: np.ndarray
+    result: Result
+    n_steps: int
+    method: str
+    start_losses: np.ndarray
+    start_params: np.ndarray
+    best_start: int
+    data: Observations
+    settings: dict
+    max_steps: int
+    learning_rate: float | None
+    wall_time: float
+    stopped: bool = False
+    n_devices: int = 1
+
+    @property
+    def ok(self) -> bool:
+        return self.result == Result.SUCCESS
+
+    @property
+    def message(self) -> str:
+        if self.stopped:
+            return f"stopped after {self.n_steps} steps, before converging"
+        return _MESSAGES[self.result]
+
+    @property
+    def reduced_chi2(self) -> float:
+        return self.chi2 / self.dof if self.dof > 0 else math.nan
+
+    def interval(self, name: str, k: float = 2.0) -> tuple[float, float]:
+        """``params[name] -/+ k * stderr[name]``."""
+        return self.params[name] - k * self.stderr[name], self.params[name] + k * self.stderr[name]
+
+    def trajectory(self, **overrides):
+        """The fitted model simulated over the fit's time span (settings as fitted)."""
+        settings = {**self.settings, **overrides}
+        return simulate(self.model, settings.pop("t1"), throw=False, **settings)
+
+    def summary(self) -> str:
+        """A table of the fitted values, standard errors and the fit's statistics."""
+        lines = [f"{self.method} fit: {self.message} after {self.n_steps} steps; "
+                 f"chi^2 = {self.chi2:.6g} for {self.n_data} values ({self.dof} dof)"]
+        for name in self.names:
+            lines.append(f"  {name:>12} = {self.params[name]:.6g} +/- {self.stderr[name]:.3g}")
+        return "\n".join(lines)
+
+    def save(self, path, *, append: bool = False, name: str | None = None) -> str:
+        """Write the fit (history, data, fitted model) and its fitted run to a session file."""
+        from ._fit_io import save_fit
+
+        return save_fit(path, self, append=append, name=name)
+
+    def __repr__(self) -> str:
+        return f"<FitResult {self.method}: {self.message}; " + ", ".join(
+            f"{n}={self.params[n]:.4g}+/-{self.stderr[n]:.2g}" for n in self.names) + ">"
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class FitProgress:
+    """One chunk of optimizer steps, on the host.
+
+    ``losses[i]`` and ``parameters[i]`` are the lowest loss over the starts after step
+    ``step - len(losses) + i + 1`` and the scalar parameters of the start that has it;
+    ``start_losses`` the current loss of every start. The last progress of a fit has
+    ``done`` set and carries the :class:`FitResult`.
+    """
+
+    step: int
+    losses: np.ndarray
+    parameters: np.ndarray
+    start_losses: np.ndarray
+    names: tuple[str, ...]
+    done: bool = False
+    result: FitResult | None = None
+
+    @property
+    def loss(self) -> float:
+        """The lowest loss so far."""
+        if len(self.losses):
+            return float(self.losses[-1])
+        finite = self.start_losses[np.isfinite(self.start_losses)]
+        return float(finite.min()) if finite.size else math.nan
+
+
+def fit(model, data, params=None, *, callback: Callable | None = None, throw: bool = True,
+        **options) -> FitResult:
+    """Fit ``params`` of ``model`` to ``data``; returns a :class:`FitResult`.
+
+    Takes the arguments of :func:`fit_stream`, plus ``callback``, called with each
+    :class:`FitProgress` as the fit runs (return ``False`` from it to stop early), and
+    ``throw``: raise :class:`FitError` (carrying the result) unless the fit succeeded.
+    """
+    result = None
+    stream = fit_stream(model, data, params, **options)
+    for progress in stream:
+        if progress.done:
+            result = progress.result
+        if callback is not None and callback(progress) is False and not progress.done:
+            result = stream.send("stop")
+            break
+    stream.close()
+    if throw and not result.ok:
+        raise FitError(f"fit of {type(model).__name__}: {result.message}", result)
+    return result
+
+
+def fit_stream(model, data, params=None, *, sigma=None, method="lm", t0=0.0, t1=None,
+               dt=None, solver=None, n_save=None, y0=None, bounds=None, log_scale=None,
+               starts=1, seed: int = 0, max_steps: int | None = None, rtol=1e-8, atol=1e-8,
+               learning_rate=1e-2, chunk_size: int | None = None, devices=None,
+               simulate_options: Mapping | None = None) -> Iterator[FitProgress]:
+    """Fit ``params`` of ``model`` to ``data``, yielding a :class:`FitProgress` per chunk.
+
+    Args:
+        model: a :class:`difflab.Model`; its current values are the first start.
+        data: observations: a dict ``{"t": ts, "prey": ..., ...}``, a ``.csv`` or
+            ``.h5`` path, an :class:`difflab.io.Observations` or a Trajectory.
+        params: names of scalar parameters and/or array fields (a network) to fit
+            (default: all scalar parameters and array fields).
+        sigma: the noise standard deviation of the data: a number, ``{state: number}``
+            or an array like the data; default: the data's own ``sigma`` columns, else
+            unknown (then the standard errors are scaled by the residual variance).
+        method: ``"lm"`` (Levenberg-Marquardt, optimistix; default), ``"bfgs"``,
+            ``"adam"`` (optax; for large or neural models), ``"dogleg"``,
+            ``"gauss_newton"``, or an optimistix solver or optax transformation.
+        t0, t1, dt, solver, n_save, y0: the simulation (as in :func:`simulate`);
+            ``t1`` defaults to the last observed time.
+        bounds: ``{name: (lo, hi)}``, overriding the model's declared bounds (``None``
+            for unbounded). Fitted values always stay inside their bounds.
+        log_scale: fit positive parameters on a log scale (``None``: every parameter whose
+            value and lower bound are positive; or ``True``/``False``/``{name: bool}``).
+        starts: the number of starts (the model's values, then values drawn within the
+            bounds with ``seed``), or ``{name: [values...]}``. All run at once.
+        max_steps: the most optimizer steps (default 200 for LM, 500 BFGS, 2000 Adam).
+        rtol, atol: convergence tolerances of LM/BFGS; learning_rate: Adam's step size.
+        chunk_size: optimizer steps per chunk sent to the host (default 10; Adam 50).
+        devices: the devices the starts are laid over (default all of them, at most
+            one per start), as :func:`difflab.sweep` takes them.
+        simulate_options: more keyword arguments of :func:`simulate` (``rtol``,
+            ``atol``, ``max_steps`` of an adaptive solver).
+
+    Send ``"stop"`` to the generator to end the fit early: it answers the
+    :class:`FitResult` of the steps so far.
+    """
+    started = time.perf_counter()
+    check_model(model)
+    obs = read_observations(data)
+    optimizer = resolve_method(method)
+    name = method_name(optimizer)
+    max_steps = int(max_steps if max_steps is not None else DEFAULT_MAX_STEPS.get(name, 500))
+    chunk = int(chunk_size or DEFAULT_CHUNK.get(name, 10))
+    if max_steps < 1 or chunk < 1:
+        raise ValueError("max_steps and chunk_size must be at least 1")
+    problem, scales, args, settings, absolute = _setup(
+        model, obs, params, sigma=sigma, t0=t0, t1=t1, dt=dt, solver=solver, n_save=n_save,
+        y0=y0, bounds=bounds, log_scale=log_scale, simulate_options=simulate_options or {})
+    args["optimizer"] = {"rtol": jnp.asarray(rtol, float), "atol": jnp.asarray(atol, float),
+                         "learning_rate": jnp.asarray(learning_rate, float)}
+    u_rows = start_points(problem.names, scales, model, starts, seed)
+    chosen = _sharding.select_devices(devices)
+    mesh = _sharding.batch_mesh(chosen[: min(len(chosen), len(u_rows))])
+    runner = _Runner(optimizer, problem, scales, mesh, args, model, u_rows, chunk)
+    while runner.steps < max_steps and not runner.all_done:
+        progress = runner.advance(max_steps - runner.steps)
+        command = yield progress
+        if command == "stop":
+            yield runner.finish(model, obs, settings, absolute, name, max_steps,
+                                learning_rate, started, stopped=True)
+            return
+    result = runner.finish(model, obs, settings, absolute, name, max_steps, learning_rate,
+                           started)
+    yield FitProgress(runner.steps, np.zeros(0), np.zeros((0, len(problem.names))),
+                      runner.last_loss.copy(), problem.names, True, result)
+
+
+# -- setting up -----------------------------------------------------------------------
+
+
+def _setup(model, obs, params, *, sigma, t0, t1, dt, solver, n_save, y0, bounds, log_scale,
+           simulate_options):
+    scalars, arrays = split_params(model, params)
+    scales = tuple(_scale(model, n, bounds, log_scale) for n in scalars)
+    for name in bounds or {}:
+        if name not in scalars:
+            raise ValueError(f"bounds name {name!r}, which is not a fitted scalar parameter")
+    index = tuple(model.state_index(s) if s in model.state_names else _unknown_state(model, s)
+                  for s in obs.states)
+    t0 = float(t0)
+    t1 = float(obs.t.max() if t1 is None else t1)
+    if not t1 > t0 or obs.t.min() < t0 or obs.t.max() > t1:
+        raise ValueError(f"the observations span [{obs.t.min():g}, {obs.t.max():g}], which "
+                         f"must lie within (t0, t1] = ({t0:g}, {t1:g}]")
+    static = {"solver": solver, "n_save": n_save, **{k: v for k, v in simulate_options.items()
+                                                      if k in ("max_steps",)}}
+    problem = Problem(scalars, tuple(s.kind for s in scales), arrays,
+                      eqx.partition(model, eqx.is_array)[1], index,
+                      tuple(sorted((k, v) for k, v in static.items() if v is not None)))
+    sd, absolute = _noise(obs, sigma)
+    f = jnp.result_type(float)
+    args = {"model": eqx.partition(model, eqx.is_array)[0],
+            "t0": jnp.asarray(t0, f), "t1": jnp.asarray(t1, f),
+            "dt": None if dt is None else jnp.asarray(dt, f),
+            "y0": None if y0 is None else jnp.asarray(y0, f),
+            "rtol": jnp.asarray(simulate_options.get("rtol", 1e-8), f),
+            "atol": jnp.asarray(simulate_options.get("atol", 1e-10), f),
+            "t_obs": jnp.asarray(obs.t, f), "y_obs": jnp.asarray(np.nan_to_num(obs.y), f),
+            "mask": jnp.asarray(np.isfinite(obs.y)), "weight": jnp.asarray(1.0 / sd, f),
+            "bounds": jnp.asarray([[s.lo, s.hi] for s in scales], f).reshape(-1, 2)}
+    unknown = [k for k in simulate_options if k not in ("rtol", "atol", "max_steps")]
+    if unknown:
+        raise ValueError(f"simulate_options takes rtol, atol and max_steps, not {unknown[0]!r}")
+    settings = {"t0": t0, "t1": t1, "dt": dt, "solver": solver, "n_save": n_save, "y0": y0,
+                **dict(simulate_options)}
+    settings = {k: v for k, v in settings.items() if v is not None}
+    return problem, scales, args, settings, absolute
+
+
+def _unknown_state(model, state):
+    raise ValueError(f"the data observe {state!r}, which is not a state of "
+                     f"{type(model).__name__} ({', '.join(model.state_names)})")
+
+
+def _scale(model, name, bounds, log_scale):
+    spec = model.parameter_specs()[name]
+    chosen = bounds[name] if bounds and name in bounds else spec.bounds
+    if isinstance(log_scale, Mapping):
+        log = log_scale.get(name)
+    elif isinstance(log_scale, (list, tuple, set)):
+        log = name in log_scale
+    else:
+        log = log_scale
+    return make_scale(name, float(getattr(model, name)), chosen, log)
+
+
+def _noise(obs: Observations, sigma):
+    if sigma is not None:
+        return _sigma_array(sigma, obs.y.shape, obs.states), True
+    if obs.sigma is not None:
+        sd = obs.sigma
+        if np.any(np.isfinite(obs.y) & ~np.isfinite(sd)):
+            raise ValueError("the data's sigma is missing for some observed values")
+        return np.where(np.isfinite(sd), sd, 1.0), True
+    return np.ones(obs.y.shape), False
+
+
+# -- running: chunks of steps for every start, on every device ------------------------
+
+
+class _Runner:
+    """The host side of a fit: starts on the devices, one chunk of steps per call."""
+
+    def __init__(self, optimizer, problem, scales, mesh, args, model, u_rows, chunk):
+        self.optimizer, self.problem, self.mesh, self.args = optimizer, problem, mesh, args
+        self.scales = scales
+        self.n_starts, self.chunk = len(u_rows), chunk
+        n_pad = _sharding.padded_size(self.n_starts, mesh.size)
+        free = initial_u(problem, model, u_rows[0])["free"]
+        rows = _sharding.pad_batch(u_rows, n_pad)
+        u = {"scalars": rows, "free": jax.tree.map(
+            lambda x: np.broadcast_to(np.asarray(x), (n_pad, *np.shape(x))), free)}
+        self.u = _sharding.put_batch(u, mesh)
+        self.state = jax.device_put(_init(optimizer, problem, self.u, args),
+                                    _sharding.batch_sharding(mesh))
+        self.status = _sharding.put_batch({
+            "done": np.zeros(n_pad, bool), "code": np.zeros(n_pad, np.int32),
+            "best": np.full(n_pad, np.inf), "mark": np.full(n_pad, np.inf),
+            "since": np.zeros(n_pad, np.int32)}, mesh)
+        self.steps = 0
+        self.last_loss = np.full(self.n_starts, np.nan)
+        self.last_params = self._params(u_rows)
+        self.history, self.param_history = [], []
+
+    @property
+    def all_done(self) -> bool:
+        return bool(np.all(_sharding.local_rows(self.status["done"])[: self.n_starts]))
+
+    def _params(self, u_rows):
+        return np.stack([[float(s.value(u)) for s, u in zip(self.scales, row)]
+                         for row in np.asarray(u_rows)]).reshape(len(u_rows), -1)
+
+    def advance(self, remaining: int) -> FitProgress:
+        # the step buffers have a power-of-two length, so small chunk sizes share a program
+        size = 1 << max(4, (self.chunk - 1).bit_length())
+        out = _chunk(self.optimizer, self.problem, size, self.u, self.state,
+                     self.status, jnp.asarray(min(remaining, self.chunk)),
+                     jnp.asarray(np.nanmin(self.last_loss) if np.any(np.isfinite(self.last_loss))
+                                 else np.inf), self.args)
+        # keep the batch laid out as it went in, so the next chunk reuses the program
+        self.u, self.state, self.status = jax.device_put(
+            out[:3], _sharding.batch_sharding(self.mesh))
+        losses, params, taken = out[3:]
+        losses, params, taken = (np.array(_sharding.local_rows(x))[: self.n_starts]
+                                 for x in (losses, params, taken))
+        k = int(taken.max())
+        losses, params = self._fill(losses[:, :k], params[:, :k], taken)
+        best = np.argmin(np.where(np.isfinite(losses), losses, np.inf), axis=0)
+        chunk_losses = losses[best, np.arange(k)]
+        chunk_params = params[best, np.arange(k)]
+        self.steps += k
+        self.history.append(chunk_losses)
+        self.param_history.append(chunk_params)
+        if k == 0:  # every start had finished
+            done = np.ones(self.status["done"].shape, bool)
+            self.status = {**self.status, "done": _sharding.put_batch(done, self.mesh)}
+        return FitProgress(self.steps, chunk_losses, chunk_params, self.last_loss.copy(),
+                           self.problem.names)
+
+    def _fill(self, losses, params, taken):
+        """Carry each start's last loss and parameters over the steps it did not take."""
+        for i, n in enumerate(taken):
+            if n < losses.shape[1]:
+                losses[i, n:] = losses[i, n - 1] if n > 0 else self.last_loss[i]
+                params[i, n:] = params[i, n - 1] if n > 0 else self.last_params[i]
+            if losses.shape[1]:
+                self.last_loss[i], self.last_params[i] = losses[i, -1], params[i, -1]
+        return losses, params
+
+    def finish(self, model, obs, settings, absolute, name, max_steps, learning_rate, started,
+               stopped=False) -> FitResult:
+        u_rows = jax.tree.map(lambda x: np.asarray(_sharding.local_rows(x))[: self.n_starts],
+                              self.u)
+        code = np.asarray(_sharding.local_rows(self.status["code"]))[: self.n_starts]
+        done = np.asarray(_sharding.local_rows(self.status["done"]))[: self.n_starts]
+        final = np.where(np.isfinite(self.last_loss), self.last_loss, np.inf)
+        best = int(np.argmin(final))
+        u = jax.tree.map(lambda x: jnp.asarray(x[best]), u_rows)
+        r, jac, params = _final(self.problem, u, self.args)
+        result = Result(int(code[best]))
+        if result == Result.SUCCESS and not done[best] and name not in ("adam", "optax"):
+            result = Result.MAX_STEPS_REACHED
+        if stopped and result == Result.SUCCESS:
+            result = Result.MAX_STEPS_REACHED
+        return _result(self, model, obs, settings, absolute, name, max_steps, learning_rate,
+                       started, stopped, best, u, r, jac, params, result, final)
+
+
+def _result(runner, model, obs, settings, absolute, name, max_steps, learning_rate, started,
+            stopped, best, u, r, jac, params, result, final) -> FitResult:
+    problem = runner.problem
+    r, jac, params = np.asarray(r), np.asarray(jac), np.asarray(params)
+    n_data = int(np.isfinite(obs.y).sum())
+    n_free = sum(int(np.size(x)) for x in jax.tree.leaves(u["free"]))
+    dof = n_data - len(problem.names) - n_free
+    chi2 = float(np.sum(r * r))
+    cov = _covariance(jac, chi2, dof, absolute)
+    se = np.sqrt(np.clip(np.diag(cov), 0, None)) if cov.size else np.zeros(0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        corr = cov / np.outer(se, se) if cov.size else cov
+    fitted = problem.model(u, runner.args)
+    history = np.concatenate(runner.history) if runner.history else np.zeros(0)
+    param_history = (np.concatenate(runner.param_history) if runner.param_history
+                     else np.zeros((0, len(problem.names))))
+    all_params = runner._params(np.asarray(
+        jax.tree.map(lambda x: np.asarray(_sharding.local_rows(x)), runner.u)["scalars"]
+    )[: runner.n_starts])
+    return FitResult(
+        names=problem.names, params=dict(zip(problem.names, map(float, params))),
+        stderr=dict(zip(problem.names, map(float, se))), covariance=cov, correlation=corr,
+        model=fitted, start_model=model, loss=0.5 * chi2, chi2=chi2, n_data=n_data, dof=dof,
+        absolute_sigma=absolute, loss_history=history, parameter_history=param_history,
+        result=result, n_steps=runner.steps, method=name, start_losses=final.copy(),
+        start_params=all_params, best_start=best, data=obs, settings=settings,
+        max_steps=max_steps, learning_rate=float(learning_rate) if name == "adam" else None,
+        wall_time=time.perf_counter() - started, stopped=stopped, n_devices=runner.mesh.size)
+
+
+def _covariance(jac, chi2, dof, absolute) -> np.ndarray:
+    """``(J^T J)^-1`` (pseudo-inverse where singular), times ``chi2 / dof`` unless the
+    noise level was given."""
+    if jac.size == 0:
+        return np.zeros((jac.shape[-1], jac.shape[-1]))
+    jtj = jac.T @ jac
+    cov = np.linalg.pinv(jtj, rcond=1e-12, hermitian=True)
+    singular = np.linalg.matrix_rank(jtj, hermitian=True) < jtj.shape[0]
+    if singular:
+        cov = np.where(np.eye(len(cov), dtype=bool), np.inf, np.nan)
+    if not absolute:
+        cov = cov * (chi2 / dof if dof > 0 else np.inf)
+    return cov
+
+
+# -- the jitted kernels -----------------------------------------------------------------
+
+
+# The starts are laid over the devices by their input sharding (``put_batch``) and the
+# batch stays split through ``jit(vmap(...))``. Not ``shard_map``: inside it, lineax
+# compares array structures that carry the manual mesh axis and refuses them.
+
+
+@eqx.filter_jit
+def _init(optimizer, problem, u, args):
+    def one(u):
+        return eqx.filter(optimizer.init(problem, u, args), eqx.is_array)
+
+    return jax.vmap(one)(u)
+
+
+def _static_state(optimizer, problem, u, args):
+    """The non-array part of the optimizer's state (made afresh; its arrays go unused)."""
+    return eqx.filter(optimizer.init(problem, u, args), eqx.is_array, inverse=True)
+
+
+@eqx.filter_jit
+def _chunk(optimizer, problem, size, u, state, status, limit, leader, args):
+    def one(u, state, status):
+        static = _static_state(optimizer, problem, u, args)
+        losses = jnp.full((size,), jnp.nan)
+        params = jnp.full((size, len(problem.names)), jnp.nan)
+
+        def cond(carry):
+            k, _, _, status, _, _ = carry
+            return (k < limit) & ~status["done"]
+
+        def body(carry):
+            k, u, state, status, losses, params = carry
+            u, state, loss, done, code = optimizer.step(
+                problem, u, eqx.combine(state, static), args)
+            status = _stalled(optimizer, status, loss, done, code, args["optimizer"], leader)
+            state = eqx.filter(state, eqx.is_array)
+            losses = losses.at[k].set(loss)
+            params = params.at[k].set(problem.params(u, args))
+            return k + 1, u, state, status, losses, params
+
+        carry = (jnp.zeros((), jnp.int32), u, state, status, losses, params)
+        k, u, state, status, losses, params = jax.lax.while_loop(cond, body, carry)
+        return u, state, status, losses, params, k
+
+    return jax.vmap(one)(u, state, status)
+
+
+STALL_STEPS = 25
+TRAILING = (10.0, 1e-2)  # a start 10x worse than the best one, improving < 1% per window
+
+
+def _stalled(optimizer, status, loss, done, code, opt, leader):
+    """Retire LM/BFGS starts that will not matter, in windows of ``STALL_STEPS`` steps.
+
+    A start whose best loss fell by less than ``rtol`` (relative) over a window has
+    converged as far as it will (what is left are steps rejected again and again). With
+    several starts, one still ``TRAILING[0]`` times worse than the best start at the last
+    chunk (``leader``), and improving by less than ``TRAILING[1]`` per window, is given up.
+    """
+    best = jnp.minimum(status["best"], loss)
+    since = status["since"] + 1
+    window = since >= STALL_STEPS
+    progress = (status["mark"] - best) / jnp.abs(status["mark"])
+    stalled = window & ((progress <= opt["rtol"])
+                        | ((best > TRAILING[0] * leader) & (progress < TRAILING[1])))
+    stalled = stalled & jnp.asarray(getattr(optimizer, "stalls", False))
+    return {"done": done | stalled, "code": code, "best": best,
+            "mark": jnp.where(window, best, status["mark"]),
+            "since": jnp.where(window, 0, since)}
+
+
+@eqx.filter_jit
+def _final(problem, u, args):
+    r = problem.residuals(u, args, adjoint="forward")
+    params = problem.params(u, args)
+    if not problem.names:
+        return r, jnp.zeros((r.shape[0], 0)), params
+    jac = jax.jacfwd(lambda p: problem.residuals(u, args, params=p, adjoint="forward"))(params)
+    return r, jac, params

@@ -1,0 +1,239 @@
+"""``sweep``: one model simulated at every point of a parameter space, on every device.
+
+The points are cut into chunks; each chunk is padded to fill every device, laid over a
+``Mesh`` of all devices with ``NamedSharding(mesh, P("batch"))``, solved by one compiled
+program with no communication between devices (``_sweep_kernel``), and handed to the host
+as it completes: to the ``progress`` callback, to the HDF5 file, to the result. Every
+point gets its own result code; a failed point is counted, never fatal.
+"""
+
+import dataclasses
+import os
+import time
+from collections import Counter
+
+import jax
+import numpy as np
+
+from . import _sweep_output
+from ._result import Result, message
+from ._spaces import Space
+from ._sweep_job import DEFAULT_MEMORY_BUDGET, NOT_RUN, SweepJob
+
+
+@dataclasses.dataclass(eq=False)
+class SweepResult:
+    """What a sweep kept for each of its points, with its result code.
+
+    ``final`` (points, n_states) are the final states; ``ys`` (points, n_save, n_states)
+    the trajectories at ``ts`` when kept (else ``None``); ``observables[name]`` (points,)
+    the reduced observables; ``result`` (points,) the :class:`Result` codes (``-1`` for a
+    point another process computed); ``steps`` the steps each took. ``stats`` holds the
+    timings: compile time apart from run time.
+    """
+
+    space: Space
+    state_names: tuple
+    ts: np.ndarray
+    y: np.ndarray
+    result: np.ndarray
+    steps: np.ndarray
+    observables: dict
+    stats: dict
+    trajectories: bool = False
+    out: str | None = None
+    name: str | None = None
+
+    @property
+    def final(self) -> np.ndarray:
+        return self.y[:, -1]
+
+    @property
+    def ys(self) -> np.ndarray | None:
+        return self.y if self.trajectories else None
+
+    def __getitem__(self, state: str) -> np.ndarray:
+        """The final value of ``state`` at every point."""
+        try:
+            return self.final[:, self.state_names.index(state)]
+        except ValueError:
+            names = ", ".join(self.state_names)
+            raise KeyError(f"no state {state!r}; the states are {names}") from None
+
+    def __len__(self) -> int:
+        return len(self.result)
+
+    @property
+    def failed(self) -> np.ndarray:
+        """The indices of the points that did not succeed."""
+        return np.flatnonzero((self.result != Result.SUCCESS) & (self.result != NOT_RUN))
+
+    @property
+    def ok(self) -> bool:
+        return self.failed.size == 0
+
+    def message(self, point: int) -> str:
+        """How point ``point`` ended, in words."""
+        code = int(self.result[point])
+        return "not run (computed by another process)" if code == NOT_RUN else message(code)
+
+    def reshape(self, values) -> np.ndarray:
+        """Per-point ``values`` laid out on the space's grid: ``res.reshape(res["x"])``."""
+        return self.space.reshape(values)
+
+    def summary(self) -> dict:
+        """Counts (``failed``, ``failures`` by kind) and timings, JSON-serialisable."""
+        return dict(self.stats)
+
+
+def _failures(result) -> dict:
+    """How many points ended with each failing result code, by name."""
+    result = np.asarray(result)
+    codes = Counter(int(c) for c in result[(result != Result.SUCCESS) & (result != NOT_RUN)])
+    return {Result(c).name.lower(): n for c, n in sorted(codes.items())}
+
+
+class _Collector:
+    """Keeps the chunks of this process in full-size arrays."""
+
+    def __init__(self, job: SweepJob):
+        n, k = job.n_points, len(job.ts)
+        dtype = np.dtype(jax.numpy.result_type(float))
+        self.y = np.full((n, k, len(job.state_names)), np.nan, dtype)
+        self.result = np.full(n, NOT_RUN, np.int32)
+        self.steps = np.full(n, NOT_RUN, np.int64)
+        self.observables = {name: np.full(n, np.nan, dtype) for name, _ in job.observables}
+
+    def add(self, start, stop, y, result, steps, observables) -> None:
+        self.y[start:stop], self.result[start:stop], self.steps[start:stop] = y, result, steps
+        for name, values in observables.items():
+            self.observables[name][start:stop] = values
+
+
+def execute(job: SweepJob, *, out=None, name=None, resume=None, progress=None, collect=True,
+            attrs=None, command_line=None, keep_shards=False) -> SweepResult | dict:
+    """Run ``job``, writing to ``out`` if given; :func:`sweep` and the CLI call this.
+
+    ``progress(chunk)`` is called as each chunk completes; if it has a
+    ``begin(total, done)`` method, that is called first with the points already done.
+    With ``collect=False`` nothing is kept in memory and the stats are returned. In a
+    multi-process sweep each process writes a shard file; the first process then copies
+    them into ``out`` (``keep_shards=True``: ``out`` stays a virtual view of the shards).
+    """
+    output = None
+    if out is not None:
+        output = _sweep_output.open_output(job, out, name=name, resume=resume, attrs=attrs,
+                                           command_line=command_line)
+    store = None if output is None else output.store
+    keep = _Collector(job) if collect else None
+    try:
+        if output is not None and output.done:
+            todo = []
+        elif output is not None or jax.process_count() > 1:
+            todo = _sweep_output.agreed_chunks(job, store)
+        else:
+            todo = list(range(job.layout.n_chunks))
+        if keep is not None and output is not None:
+            _sweep_output.read_done(job, output, todo, keep.add)
+        stats = _run(job, todo, store, keep, progress)
+        codes = store.results() if store is not None else (keep.result if keep else None)
+        if codes is not None:
+            stats["failures"] = _failures(codes)
+    finally:
+        if store is not None:
+            store.close()
+    if jax.process_count() > 1:
+        stats = _gather(stats)  # also the barrier: every shard is written
+    if output is not None:
+        _sweep_output.finish(job, output, keep_shards=keep_shards, command_line=command_line)
+    name = None if output is None else output.name
+    stats.update(out=None if out is None else os.fspath(out), name=name,
+                 failed=sum(stats["failures"].values()))
+    if keep is None:
+        return stats
+    return SweepResult(job.space, job.state_names, job.ts, keep.y, keep.result, keep.steps,
+                       keep.observables, stats, job.keep_y, stats["out"], name)
+
+
+def _run(job, todo, store, keep, progress) -> dict:
+    """Compute the chunks ``todo``; returns the timings and counts."""
+    layout = job.layout
+    sizes = [layout.chunk(j)[1] - layout.chunk(j)[0] for j in range(layout.n_chunks)]
+    computed = sum(sizes[j] for j in todo)
+    if hasattr(progress, "begin"):
+        progress.begin(layout.count(), sum(sizes) - computed)
+    writes = set(store.pending_chunks()) if store is not None else set()
+    codes, start_time, compiled = Counter(), time.perf_counter(), job.compile_time
+    for chunk in job.run(todo):
+        if chunk.stop > chunk.start:
+            if chunk.index in writes:
+                store.write(chunk.index, y=chunk.y, result=chunk.result, steps=chunk.steps,
+                            observables=chunk.observables)
+            if keep is not None:
+                keep.add(chunk.start, chunk.stop, chunk.y, chunk.result, chunk.steps,
+                         chunk.observables)
+            codes.update(int(c) for c in chunk.result[chunk.result != Result.SUCCESS])
+        if progress is not None:
+            progress(chunk)
+    run_time = max(time.perf_counter() - start_time - (job.compile_time - compiled), 1e-12)
+    return dict(points=job.n_points, computed=computed, resumed=sum(sizes) - computed,
+                chunks=layout.n_chunks, chunks_resumed=layout.n_chunks - len(todo),
+                chunk_size=layout.chunk_size, devices=job.mesh.size,
+                processes=jax.process_count(), compile_time=job.compile_time, run_time=run_time,
+                points_per_second=computed / run_time,
+                failures={Result(c).name.lower(): n for c, n in sorted(codes.items())})
+
+
+def _gather(stats: dict) -> dict:
+    """Add up the counts of every process (the timings are the slowest process's)."""
+    from jax.experimental import multihost_utils
+
+    names = [r.name.lower() for r in Result if r != Result.SUCCESS]
+    mine = np.array([stats["computed"], stats["resumed"], stats["run_time"], stats["compile_time"],
+                     *[stats["failures"].get(n, 0) for n in names]], dtype=np.float64)
+    every = multihost_utils.process_allgather(mine)
+    total = every.sum(axis=0)
+    run_time = float(every[:, 2].max())
+    failures = {n: int(v) for n, v in zip(names, total[4:]) if v}
+    return dict(stats, computed=int(total[0]), resumed=int(total[1]), run_time=run_time,
+                compile_time=float(every[:, 3].max()), failures=failures,
+                points_per_second=float(total[0]) / max(run_time, 1e-12))
+
+
+def sweep(model, space, t1, *, t0=0.0, dt=None, solver=None, n_save=None, y0=None,
+          observables=None, trajectories=None, key=None, rtol=1e-6, atol=1e-9,
+          max_steps=100_000, chunk_size=None, memory_budget=DEFAULT_MEMORY_BUDGET,
+          block_size=None, devices=None, out=None, name=None, resume=None,
+          progress=None) -> SweepResult:
+    """Simulate ``model`` at every point of ``space``, sharded over every device.
+
+    Args:
+        model: the :class:`difflab.Model` whose parameters are swept.
+        space: a dict of equal-length arrays (zipped points) or a :class:`Space` from
+            ``difflab.grid``, ``uniform``, ``latin_hypercube`` or ``sobol``. Columns name
+            parameters (``"rho"``), the initial state (``"y0"``, rows of states) or one
+            component of it (``"y0.x"``).
+        t1, t0, dt, solver, y0, rtol, atol, max_steps: as in :func:`difflab.simulate`,
+            shared by every point (``y0`` is the base initial state).
+        n_save: keep each trajectory at ``n_save`` evenly spaced times (``ys``); without
+            it only the final state is kept, unless ``trajectories=True``.
+        observables: ``{name: f}`` with ``f(traj) -> number`` run on the device for each
+            point, or a spec like ``"max(x)"``; the trajectory is not kept unless asked.
+        key: a ``jax.random`` key for stochastic models; point ``i`` uses
+            ``jax.random.fold_in(key, i)``.
+        chunk_size: points per chunk (default: from ``memory_budget``, about a tenth of
+            the sweep); ``block_size``: points a device steps together.
+        devices: an int (the first N devices) or a list of devices; default all.
+        out: an HDF5 session file to stream the results to, chunk by chunk; ``name`` its
+            group under ``/sweeps``. The same sweep run again resumes the group
+            (``resume=None``); ``resume=True`` insists on resuming, ``False`` starts over.
+        progress: called with each :class:`SweepChunk` as it completes.
+
+    A second sweep of the same model, settings and number of points, whatever the values,
+    reuses the compiled program.
+    """
+    job = SweepJob(model, space, t1, t0=t0, dt=dt, solver=solver, n_save=n_save, y0=y0,
+                   observables=observables, trajectories=trajectories, key=key, rtol=rtol,
+                   atol=atol, max_steps=max_steps, chunk_size=chunk_size,
+                   memory_budget=memory_budget, block_size=block_size, devices=devices)
+    return execute(job, out=out, name=name, resume=resume, progress=progress)

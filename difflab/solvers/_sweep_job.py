@@ -1,0 +1,322 @@
+"""A sweep checked and laid out: its points cut into chunks, devices and blocks, ready to run.
+
+:class:`SweepJob` does every check before anything is traced, works out the
+:class:`Layout`, and runs chunks through the compiled program (``_sweep_kernel``),
+yielding each :class:`SweepChunk` to the host as it completes.
+"""
+
+import dataclasses
+import hashlib
+import time
+from collections.abc import Iterable, Iterator
+
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from ..models import Model
+from . import _observables, _sharding, _sweep_kernel
+from ._result import Result
+from ._simulate import prepare, save_times
+from ._spaces import as_space
+
+DEFAULT_MEMORY_BUDGET = 512 * 2**20
+BLOCK_COLUMNS = 256  # points per block when stepping columns: about 6 KiB per state, in L1
+BLOCK_EACH = 32  # points per block for adaptive/stochastic solvers, which wait on their slowest
+NOT_RUN = -1
+VECTOR = 8  # float64 lanes of an AVX-512 register
+
+
+@dataclasses.dataclass(frozen=True)
+class Layout:
+    """How the points split into processes, chunks, devices and blocks.
+
+    Process ``p`` owns points ``p * per_process`` onwards (``per_process`` is a multiple of
+    ``chunk_size``) and runs ``n_chunks`` chunks in step with the others; each chunk puts
+    ``device_rows`` rows (a multiple of ``block``) on each of its devices.
+    """
+
+    n_points: int
+    chunk_size: int
+    per_process: int
+    n_chunks: int
+    block: int
+    device_rows: int
+    local_devices: int
+    devices: int
+    process: int = 0
+
+    @classmethod
+    def make(cls, n, mesh, *, chunk_size, block_size, point_bytes, memory_budget):
+        processes, devices = jax.process_count(), mesh.size
+        local = devices // processes
+        share = -(-n // processes)
+        if chunk_size is None:
+            fit = max(1, int(memory_budget) // (2 * point_bytes))
+            target = min(share, fit, max(-(-share // 10), 16 * local * block_size))
+            chunk_size = -(-share // -(-share // target))
+        chunk_size = min(int(chunk_size), share)
+        per_process = -(-share // chunk_size) * chunk_size
+        rows = -(-chunk_size // local)
+        n_blocks = -(-rows // block_size)
+        block = -(-rows // n_blocks)
+        if block >= VECTOR:  # whole vectors: a ragged block end costs more than padding
+            block = -(-block // VECTOR) * VECTOR
+        return cls(n, chunk_size, per_process, per_process // chunk_size, block,
+                   n_blocks * block, local, devices, jax.process_index())
+
+    def count(self, process: int | None = None) -> int:
+        """How many points a process owns (this one by default)."""
+        p = self.process if process is None else process
+        return int(np.clip(self.n_points - p * self.per_process, 0, self.per_process))
+
+    @property
+    def first(self) -> int:
+        return self.process * self.per_process
+
+    def chunk(self, j: int) -> tuple[int, int]:
+        """The global points ``(start, stop)`` of this process's chunk ``j`` (may be empty)."""
+        start = min(j * self.chunk_size, self.count())
+        stop = min(start + self.chunk_size, self.count())
+        return self.first + start, self.first + stop
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class SweepChunk:
+    """Points ``start .. stop - 1`` of a sweep, computed and on the host."""
+
+    index: int
+    start: int
+    stop: int
+    y: np.ndarray
+    result: np.ndarray
+    steps: np.ndarray
+    observables: dict
+    elapsed: float
+
+    @property
+    def final(self) -> np.ndarray:
+        return self.y[:, -1]
+
+    @property
+    def n_failed(self) -> int:
+        return int(np.count_nonzero(self.result != Result.SUCCESS))
+
+
+def _key_base(key):
+    if key is None:
+        return None, None
+    if jax.dtypes.issubdtype(key.dtype, jax.dtypes.prng_key):
+        return jax.random.key_data(key), str(jax.random.key_impl(key))
+    return jnp.asarray(key), None
+
+
+class SweepJob:
+    """A checked sweep, ready to run chunk by chunk: :func:`sweep` without the writing.
+
+    Everything is checked here, before tracing; bad arguments raise ``ValueError`` or
+    ``TypeError`` naming the culprit.
+    """
+
+    def __init__(self, model, space, t1, *, t0=0.0, dt=None, solver=None, n_save=None,
+                 y0=None, observables=None, trajectories=None, key=None, rtol=1e-6,
+                 atol=1e-9, max_steps=100_000, chunk_size=None,
+                 memory_budget=DEFAULT_MEMORY_BUDGET, block_size=None, devices=None):
+        if not isinstance(model, Model):
+            raise TypeError(f"model must be a difflab.Model, not {type(model).__name__}")
+        self.model, self.space = model, as_space(space)
+        self.space.check(model)
+        self.state_names = tuple(model.state_names)
+        self.observables = _observables.resolve(observables, self.state_names)
+        self.keep_y = bool(trajectories if trajectories is not None else n_save is not None)
+        if n_save is None and not (self.observables or self.keep_y):
+            n_save = 2
+        self.plan, self.args = prepare(model, t1, t0=t0, dt=dt, solver=solver, n_save=n_save,
+                                       y0=y0, key=key, rtol=rtol, atol=atol, max_steps=max_steps)
+        self.key = key
+        self.options = dict(t0=t0, t1=t1, dt=dt, n_save=self.plan.n_save, rtol=rtol, atol=atol,
+                            max_steps=max_steps)
+        self.names = tuple(n for n in self.space.names if n != "y0" and not n.startswith("y0."))
+        self.y0_swept = len(self.names) < len(self.space.names)
+        self.mesh = _sharding.batch_mesh(self._devices(devices))
+        self._check_chunking(chunk_size, block_size)
+        columns = not (self.plan.solver.adaptive or self.plan.solver.stochastic)
+        block = int(block_size or (BLOCK_COLUMNS if columns else BLOCK_EACH))
+        self._block, self._budget = block, _bytes(memory_budget)
+        key_data, self._key_impl = _key_base(key)
+        self.base = dict(self.args, key=key_data)
+        self.set_chunk_size(chunk_size)
+        self._check_observables()
+        self.ts = np.asarray(save_times(self.plan, self.args))
+        if not self.keep_y:
+            self.ts = self.ts[-1:]
+        self.compile_time = 0.0
+
+    def set_chunk_size(self, chunk_size: int | None) -> None:
+        """Cut the points into chunks of ``chunk_size`` (``None``: from the memory budget)."""
+        self.layout = Layout.make(len(self.space), self.mesh, chunk_size=chunk_size,
+                                  block_size=self._block, point_bytes=self._point_bytes(),
+                                  memory_budget=self._budget)
+        self.kernel = _sweep_kernel.Kernel(self.plan, self.names, self.y0_swept, self.observables,
+                                           self.keep_y, self.layout.block, self.state_names,
+                                           self._key_impl)
+
+    @staticmethod
+    def _devices(devices):
+        if devices is not None and jax.process_count() > 1:
+            raise ValueError("devices= cannot be chosen in a multi-process sweep: it uses them all")
+        return devices
+
+    @staticmethod
+    def _check_chunking(chunk_size, block_size):
+        for name, value in (("chunk_size", chunk_size), ("block_size", block_size)):
+            if value is not None and (not isinstance(value, (int, np.integer)) or value < 1):
+                raise ValueError(f"{name} must be a positive integer, got {value!r}")
+
+    def _point_bytes(self) -> int:
+        kept = self.plan.n_save if self.keep_y else 1
+        n = len(self.state_names)
+        return 8 * (kept * n + len(self.observables) + len(self.space.names) + n + 4)
+
+    def _check_observables(self) -> None:
+        if not self.observables:
+            return
+        n = len(self.state_names)
+        traj_shape = jax.ShapeDtypeStruct((self.plan.n_save, n), jnp.result_type(float))
+        for name, fn in self.observables:
+            if name in self.space.names:
+                raise ValueError(f"observable {name!r} has the name of a swept column")
+            ts = save_times(self.plan, self.args)
+            probe = lambda ys: fn(_sweep_kernel.Trajectory(ts, ys, jnp.int32(0), jnp.int64(0),
+                                                           self.state_names))
+            shape = jax.eval_shape(probe, traj_shape).shape
+            if shape != ():
+                raise ValueError(f"observable {name!r} must return one number per point, "
+                                 f"not an array of shape {shape}")
+
+    # -- the points ---------------------------------------------------------------------
+
+    @property
+    def n_points(self) -> int:
+        return len(self.space)
+
+    def initial_states(self, start: int, stop: int) -> np.ndarray:
+        """The initial state of points ``start .. stop - 1``: the base ``y0`` with swept parts."""
+        rows = self.space.rows(start, stop)
+        y0 = np.array(rows["y0"]) if "y0" in rows else np.tile(np.asarray(self.args["y0"]),
+                                                                 (stop - start, 1))
+        for name, values in rows.items():
+            if name.startswith("y0."):
+                y0[:, self.state_names.index(name[3:])] = values
+        return y0
+
+    def _host_points(self, start: int, stop: int) -> dict:
+        if stop <= start:  # a process with no points left runs padding in step with the rest
+            start, stop = 0, 1
+        dtype = np.dtype(jnp.result_type(float))
+        rows = self.space.rows(start, stop)
+        points = {n: rows[n].astype(dtype) for n in self.names}
+        index = np.int64 if dtype == np.float64 else np.int32
+        points["index"] = np.arange(start, stop, dtype=index)
+        if self.y0_swept:
+            points["y0"] = self.initial_states(start, stop).astype(dtype)
+        rows_local = self.layout.device_rows * self.layout.local_devices
+        return _sharding.pad_batch(points, rows_local)
+
+    # -- running ----------------------------------------------------------------------
+
+    def program(self):
+        """The compiled program and its replicated inputs (compiled once per kernel and size)."""
+        base = _sweep_kernel.put_replicated(self.base, self.mesh)
+        rows = self.layout.device_rows * self.layout.devices
+        sharding = _sharding.batch_sharding(self.mesh)
+        points = jax.tree.map(
+            lambda x: jax.ShapeDtypeStruct((rows, *x.shape[1:]), x.dtype, sharding=sharding),
+            self._host_points(0, 1))
+        made, fresh = _sweep_kernel.program(self.kernel, self.mesh, base, points)
+        if fresh:
+            self.compile_time += made.compile_time
+        return made, base
+
+    def _put(self, j: int):
+        start, stop = self.layout.chunk(j)
+        rows_global = self.layout.device_rows * self.layout.devices
+        return _sharding.put_batch(self._host_points(start, stop), self.mesh, rows_global)
+
+    def run(self, chunks: Iterable[int]) -> Iterator[SweepChunk]:
+        """Compute the given chunks of this process, yielding each as it completes.
+
+        The next chunk is dispatched before the current one is fetched, so the devices
+        keep working while the host stores results.
+        """
+        queue = list(chunks)
+        if not queue:
+            return
+        program, base = self.program()
+        j = queue.pop(0)
+        pending = [(j, time.perf_counter(), program(base, self._put(j)))]
+        while pending:
+            j, started, out = pending.pop(0)
+            if queue:
+                nxt = queue.pop(0)
+                pending.append((nxt, time.perf_counter(), program(base, self._put(nxt))))
+            yield self._fetch(j, started, out)
+
+    def _fetch(self, j, started, out) -> SweepChunk:
+        out = _sharding.local_rows(out)
+        start, stop = self.layout.chunk(j)
+        m = stop - start
+        return SweepChunk(j, start, stop, out["y"][:m], out["result"][:m], out["steps"][:m],
+                          {k: v[:m] for k, v in out.get("observables", {}).items()},
+                          time.perf_counter() - started)
+
+    # -- records ----------------------------------------------------------------------
+
+    @property
+    def solver_name(self) -> str:
+        from ._catalog import FIXED
+
+        solver = self.plan.solver
+        for name in FIXED:
+            if FIXED[name] == solver:
+                return name
+        inner = getattr(solver, "solver", None)
+        return type(inner or solver).__name__.lower()
+
+    def settings(self) -> dict:
+        """The solver settings shared by every point, as a file records them."""
+        return dict(self.options, solver=self.solver_name, y0=np.asarray(self.args["y0"]))
+
+    def fingerprint(self) -> str:
+        """A digest of everything that determines the results (not how they are chunked)."""
+        h = hashlib.sha256()
+        leaves = jax.tree.leaves(eqx.filter(self.model, eqx.is_array))
+        for item in (type(self.model).__qualname__, self.solver_name, self.keep_y,
+                     sorted((k, None if v is None else float(v)) for k, v in self.options.items()),
+                     [(n, _observables.describe(f)) for n, f in self.observables],
+                     self.space.shape):
+            h.update(repr(item).encode())
+        for array in [*leaves, self.args["y0"], *self.space.columns.values()]:
+            h.update(np.ascontiguousarray(np.asarray(array, dtype=np.float64)).tobytes())
+        if self.key is not None:
+            h.update(np.asarray(_key_base(self.key)[0]).tobytes())
+        for name in self.space.names:
+            h.update(name.encode())
+        return h.hexdigest()
+
+
+def _bytes(budget) -> int:
+    if isinstance(budget, str):
+        units = {"kib": 2**10, "mib": 2**20, "gib": 2**30, "kb": 10**3, "mb": 10**6, "gb": 10**9}
+        text = budget.strip().lower().replace(" ", "")
+        for unit, scale in units.items():
+            if text.endswith(unit):
+                try:
+                    return int(float(text[: -len(unit)]) * scale)
+                except ValueError:
+                    break
+        raise ValueError(f"memory_budget {budget!r}: write a size like '512 MiB' or '2 GB'")
+    if not isinstance(budget, (int, float)) or budget <= 0:
+        raise ValueError(f"memory_budget must be a positive number of bytes, got {budget!r}")
+    return int(budget)

@@ -1,0 +1,47 @@
+"""GUI test fixtures: an offscreen Qt platform, a window with its own settings file."""
+
+import os
+
+os.environ["QT_QPA_PLATFORM"] = "offscreen"  # before Qt is imported: no display needed
+
+import pytest
+
+pytest.importorskip("PySide6")
+pytest.importorskip("pyqtgraph")
+pytest.importorskip("pytestqt")
+
+from PySide6.QtCore import QSettings  # noqa: E402
+
+LONG = 120_000  # ms: first compilations on a busy 2-core machine
+
+
+@pytest.fixture
+def settings(tmp_path):
+    """A QSettings file of the test's own, so tests never read or write the user's."""
+    return QSettings(str(tmp_path / "difflab.ini"), QSettings.Format.IniFormat)
+
+
+@pytest.fixture
+def make_window(qtbot, settings):
+    """Open main windows (with the test's settings); each is shut down at the end."""
+    from difflab.gui.main_window import MainWindow
+
+    windows = []
+
+    def make(lab=None):
+        window = MainWindow(lab, settings=settings)
+        window.files.ask_unsaved = lambda: "discard"
+        qtbot.addWidget(window)
+        window.show()
+        qtbot.waitUntil(lambda: window.lab.current is not None, timeout=LONG)
+        windows.append(window)
+        return window
+
+    yield make
+    for window in windows:
+        window.shutdown()
+
+
+@pytest.fixture
+def window(make_window):
+    return make_window()

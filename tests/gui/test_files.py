@@ -1,0 +1,92 @@
+"""Sessions (Save, Open, recent files, the unsaved-changes prompt), export, persistence."""
+
+import csv
+
+import numpy as np
+import pytest
+
+import difflab as dl
+
+from .conftest import LONG
+
+
+def test_save_and_reopen_a_session(qtbot, make_window, tmp_path):
+    window = make_window()
+    lab = window.lab
+    lab.select_model("lorenz")
+    lab.set_settings(t1=3.0)
+    qtbot.waitUntil(lambda: lab.current is not None and lab.current.settings.t1 == 3.0, timeout=LONG)
+    lab.keep_current("reference")
+    lab.set_param("rho", 15.0)
+    qtbot.waitUntil(lambda: lab.current.params["rho"] == 15.0, timeout=LONG)
+    lab.set_layout(time_states=("x", "z"), phase_x="y", phase_y="z", view="phase")
+    lab.set_run_visible("reference", False)
+    path = tmp_path / "lab.h5"
+    window.files.save_as = lambda: window.files._save_to(path)
+    window.actions["save"].trigger()
+    assert path.exists() and not lab.dirty and window.windowTitle().startswith("lab.h5")
+    assert window.files.recent()[0] == str(path)
+
+    session = dl.open(path)  # the file is a plain session in DiffLab's schema
+    assert session.runs.names() == ["current", "reference"]
+    np.testing.assert_array_equal(np.asarray(session.runs["current"].y), lab.current.ys)
+    assert session.plot_layout["phase"] == ["y", "z"] and "ranges" in session.plot_layout
+
+    window.actions["new"].trigger()
+    assert lab.model_name == "lorenz" and not lab.runs and lab.path is None
+    window.recent_menu.actions()[0].trigger()  # File > Open Recent > lab.h5
+    assert lab.path == path and not lab.dirty
+    assert lab.params["rho"] == 15.0 and lab.settings.t1 == 3.0
+    assert list(lab.runs) == ["reference"] and not lab.runs["reference"].visible
+    assert lab.runs["reference"].params["rho"] == 28.0
+    assert lab.layout.time_states == ("x", "z") and window.tabs.currentWidget() is window.phase_plot
+    expected = np.asarray(dl.simulate(dl.models.get("lorenz")(rho=15.0), 3.0).ys)
+    np.testing.assert_allclose(lab.current.ys, expected, rtol=0, atol=1e-12)
+    assert window.parameter_panel.rows["rho"].value() == 15.0
+
+
+def test_opening_a_bad_file_says_why_in_the_log(qtbot, window, tmp_path, monkeypatch):
+    bad = tmp_path / "not-a-session.h5"
+    bad.write_bytes(b"this is not HDF5")
+    shown = []
+    monkeypatch.setattr(window.files, "show_error", lambda title, text: shown.append(text))
+    assert not window.files.open(str(bad))
+    assert shown and "not-a-session.h5" in shown[0]
+
+
+def test_unsaved_changes_prompt_can_cancel_closing(qtbot, window, tmp_path):
+    window.lab.set_param("g", 5.0)
+    assert window.isWindowModified()
+    answers = []
+    window.files.ask_unsaved = lambda: answers.append("cancel") or "cancel"
+    assert not window.close()
+    assert answers == ["cancel"] and window.isVisible()
+    window.files.ask_unsaved = lambda: "save"
+    window.files.save_as = lambda: window.files._save_to(tmp_path / "closing.h5")
+    assert window.close()
+    assert (tmp_path / "closing.h5").exists()
+
+
+def test_export_plot_png_svg_and_data_csv(qtbot, window, tmp_path):
+    png, svg, table = tmp_path / "plot.png", tmp_path / "plot.svg", tmp_path / "data.csv"
+    assert window.files.export_plot("png", str(png))
+    assert window.files.export_plot("svg", str(svg))
+    assert window.files.export_csv(str(table))
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert b"<svg" in svg.read_bytes()[:2000]
+    with open(table) as f:
+        rows = list(csv.reader(f))
+    assert rows[0] == ["t", "theta", "omega"]
+    values = np.array(rows[1:], dtype=float)
+    np.testing.assert_array_equal(values[:, 1], window.lab.current.ys[:, 0])
+
+
+def test_layout_and_run_settings_persist_between_launches(qtbot, make_window, settings):
+    first = make_window()
+    first.lab.set_settings(t1=4.0, solver="heun")
+    first.docks["log"].hide()
+    first.shutdown()
+    second = make_window()
+    assert second.lab.settings.t1 == 4.0 and second.lab.settings.solver == "heun"
+    assert second.settings_panel.solver.currentData() == "heun"
+    assert second.docks["log"].isHidden()

@@ -1,0 +1,258 @@
+"""Session files: what they hold, rerunning, saving again, streaming writers, export."""
+
+import csv
+import hashlib
+import json
+
+import h5py
+import numpy as np
+import pytest
+
+import difflab as dl
+from difflab.io._session import LazyArray
+
+from .conftest import N_SAVE, T1, load_user_model, tree_of
+
+
+def _equal(a, b):
+    np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+
+
+def test_open_finds_every_result_with_its_model_and_settings(built):
+    s = dl.open(built["path"])
+    assert s.schema_version == dl.io.SCHEMA_VERSION == 1
+    assert [len(s.runs), len(s.sweeps), len(s.fits), len(s.sensitivities)] == [4, 1, 1, 1]
+    run = s.runs["run0"]
+    assert run is s.runs[0] and run.state_names == ("x", "y", "z")
+    _equal(run.time, built["trajs"]["lorenz"].ts)
+    _equal(run.y, built["trajs"]["lorenz"].ys)
+    assert run.model.origin == "builtin" and run.model.name == "lorenz"
+    assert run.model.parameters == {"sigma": 10.0, "rho": 28.0, "beta": 8.0 / 3.0}
+    assert run.settings["solver"] == "rk4" and run.settings["t1"] == T1
+    assert run.settings["n_save"] == N_SAVE and run.result == 0 and run.message == "success"
+    assert s.plot_layout == {"plots": [{"x": "time", "y": ["x", "y"]}]}
+    assert s.app_settings == {"dark": True}
+    with pytest.raises(KeyError, match="no result named 'nope'"):
+        s.runs["nope"]
+
+
+def test_provenance_names_versions_devices_precision_time_and_command(built):
+    record = dl.open(built["path"]).runs[0].provenance
+    for package in ("difflab", "jax", "jaxlib", "diffrax", "equinox", "h5py"):
+        assert record[f"{package}_version"] not in ("", "not installed")
+    assert record["difflab_version"] == dl.__version__
+    assert record["backend"] == "cpu" and record["precision"] == "float64"
+    assert record["device_count"] >= 1 and len(record["devices"]) == record["device_count"]
+    assert record["command_line"] == "pytest session" and record["time"].startswith("20")
+
+
+def test_big_results_are_read_lazily(built):
+    sweep = dl.open(built["path"]).sweeps[0]
+    assert isinstance(sweep.y, LazyArray) and sweep.y.shape == (8, N_SAVE, 3)
+    assert sweep.y[2:4].shape == (2, N_SAVE, 3)
+
+
+def test_runs_rerun_to_the_same_result(built):
+    s = dl.open(built["path"])
+    for name in ("run0", "run1", "hybrid"):
+        run = s.runs[name]
+        again = run.rerun()
+        _equal(again.ys, run.y)
+        _equal(again.ts, run.time)
+    assert s.runs["run1"].attrs["seed"] == 7
+    assert s.runs["run1"].attrs["key_impl"] == "threefry2x32"
+    _equal(s.runs["hybrid"].model.build().correction.layers[0].weight,
+           built["models"]["hybrid"].correction.layers[0].weight)
+
+
+def test_a_sweep_point_reruns_to_its_stored_trajectory(built):
+    sweep = dl.open(built["path"]).sweeps[0]
+    assert sweep.complete and sweep.parameter_names == ("rho", "sigma")
+    _equal(sweep.parameters, built["grid"])
+    assert sweep.point(5) == {"rho": 28.0, "sigma": 10.0}
+    _equal(sweep.rerun(5).ys, sweep.y[5])
+    _equal(sweep.y[5], dl.simulate(built["models"]["lorenz"].replace(sigma=10.0), T1,
+                                   n_save=N_SAVE).ys)
+    assert np.all(np.asarray(sweep.result) == 0)
+
+
+def test_fits_and_sensitivities_hold_their_arrays_and_models(built):
+    s = dl.open(built["path"])
+    fit = s.fits[0]
+    _equal(fit.loss, [3.0, 1.0, 0.25])
+    _equal(fit.parameters, [[20.0], [25.0], [27.5]])
+    assert fit.fitted_model.parameters["rho"] == 27.5 and fit.parameter_names == ("rho",)
+    assert fit.attrs["optimizer"] == "adam" and fit.attrs["loss_name"] == "mse"
+    _equal(fit.data["y"].data, np.asarray(built["trajs"]["lorenz"].ys)[:, :1])
+    sens = s.sensitivities[0]
+    _equal(sens.gradient, [0.5, -1.5])
+    assert sens.dy_dp.shape == (N_SAVE, 3, 2) and sens.attrs["run"] == "run0"
+    assert sens.attrs["value"] == 1.25 and sens.attrs["method"] == "forward"
+
+
+def test_a_user_model_is_stored_by_path_hash_and_source_and_never_run(built):
+    marker = built["user_file"].with_suffix(".ran")
+    run = dl.open(built["path"]).runs["user"]
+    record = run.model
+    source = built["user_file"].read_bytes()
+    assert record.origin == "user" and record.name == "Decay"
+    assert record.path == str(built["user_file"]) and record.source == source.decode()
+    assert record.sha256 == hashlib.sha256(source).hexdigest()
+    with pytest.raises(ValueError, match="never runs code from a session file"):
+        run.rerun()
+    assert not marker.exists()
+    decay = load_user_model(built["user_file"])  # the user loads it explicitly
+    marker.unlink()
+    _equal(run.rerun(model=decay()).ys, run.y)  # stored k=0.25, not the default 0.5
+
+
+def test_static_fields_rebuild_the_model(tmp_path):
+    heat = dl.models.get("heat1d")(D=0.3, n=7)
+    with dl.io.write_session(tmp_path / "h.h5") as s:
+        key = s.add_model(heat)
+        assert s.add_model(heat) == key  # one record per distinct model
+    record = dl.open(tmp_path / "h.h5").models[key]
+    assert record.static == {"n": 7}
+    rebuilt = record.build()
+    assert rebuilt.n == 7 and float(rebuilt.D) == 0.3
+
+
+def test_saving_an_opened_session_again_keeps_the_same_data(session_path, tmp_path):
+    before = tree_of(session_path)
+    dl.open(session_path).save(tmp_path / "copy.h5")
+    assert tree_of(tmp_path / "copy.h5") == before
+    dl.open(session_path).save()  # onto itself, through a temporary file
+    assert tree_of(session_path) == before
+
+
+def test_appending_adds_a_run_and_keeps_the_rest(session_path, built):
+    traj = built["trajs"]["lorenz"]
+    name = dl.io.save_run(session_path, traj, model=built["models"]["lorenz"],
+                          settings=dict(t1=T1, n_save=N_SAVE), append=True)
+    s = dl.open(session_path)
+    assert name == "run4" and len(s.runs) == 5 and len(s.sweeps) == 1
+    assert s.runs["run4"].attrs["model"] == s.runs["run0"].attrs["model"]
+    assert len(s.provenance) == 2
+
+
+def test_a_streamed_run_grows_chunk_by_chunk(tmp_path):
+    model = dl.models.get("van_der_pol")()
+    path = tmp_path / "stream.h5"
+    with dl.io.stream_session(path) as s:
+        writer = s.new_run(model=model, settings=dict(t1=2.0, n_save=201), chunk_size=50)
+        s.start_swmr()
+        for chunk in dl.stream(model, 2.0, n_save=201, chunk_size=50):
+            writer.append_chunk(chunk)
+            assert writer.n_written == chunk.start + len(chunk.ts)
+        writer.finish(result=0, steps=1000)
+    run = dl.open(path).runs[0]
+    assert run.complete and run.attrs["steps"] == 1000
+    _equal(run.y, dl.simulate(model, 2.0, n_save=201).ys)
+    _equal(run.rerun().ys, run.y)
+
+
+def test_a_streamed_fit_appends_steps_and_records_its_fitted_model(tmp_path):
+    model = dl.models.get("lorenz")()
+    path = tmp_path / "fit.h5"
+    with dl.io.stream_session(path) as s:
+        writer = s.new_fit(model=model, parameter_names=["rho", "beta"], optimizer="adam")
+        s.start_swmr()
+        for k in range(3):
+            writer.append([1.0 / (k + 1)] * 2, [[20.0 + k, 2.0]] * 2)
+        writer.finish(fitted_model=model.replace(rho=22.0), result=0, message="converged")
+    fit = dl.open(path).fits[0]
+    assert fit.complete and fit.attrs["n_steps"] == 6 and fit.attrs["result_message"] == "converged"
+    _equal(fit.variables["step"].data, np.arange(6))
+    assert fit.fitted_model.parameters["rho"] == 22.0
+
+
+def test_export_runs_and_sweeps_to_csv_and_npz(built, tmp_path):
+    s = dl.open(built["path"])
+    run, sweep = s.runs[0], s.sweeps[0]
+    run.to_csv(tmp_path / "run.csv")
+    rows = list(csv.reader(open(tmp_path / "run.csv")))
+    assert rows[0] == ["t", "x", "y", "z"]
+    _equal(np.array(rows[1:], dtype=float), np.column_stack([run.time, run.y]))
+    sweep.to_csv(tmp_path / "sweep.csv")
+    rows = list(csv.reader(open(tmp_path / "sweep.csv")))
+    assert rows[0] == ["point", "rho", "sigma", "result", "t", "x", "y", "z"]
+    table = np.array(rows[1:], dtype=float)
+    assert table.shape == (8 * N_SAVE, 8)
+    _equal(table[N_SAVE * 5 : N_SAVE * 6, 5:], sweep.y[5])
+    for result in (run, sweep, s.fits[0]):
+        result.to_npz(tmp_path / "r.npz")
+        with np.load(tmp_path / "r.npz", allow_pickle=False) as npz:
+            _equal(npz["y" if result is not s.fits[0] else "loss"],
+                   result.y if result is not s.fits[0] else result.loss)
+            assert json.loads(str(npz["attrs"]))["model"] == result.attrs["model"]
+    with np.load(tmp_path / "r.npz", allow_pickle=False) as npz:
+        assert list(npz["parameter"]) == ["rho"] and "data.y" in npz
+
+
+def test_compression_is_a_choice_and_stays_readable(built, tmp_path):
+    s = dl.open(built["path"])
+    s.save(tmp_path / "z.h5", compress=True)
+    with h5py.File(built["path"]) as plain, h5py.File(tmp_path / "z.h5") as packed:
+        assert plain["sweeps/sweep0/y"].compression is None
+        y = packed["sweeps/sweep0/y"]
+        assert y.compression == "gzip" and y.shuffle
+    _equal(dl.open(tmp_path / "z.h5").sweeps[0].y, s.sweeps[0].y)
+
+
+def test_version_0_files_are_upgraded_on_open(tmp_path):
+    path = tmp_path / "old.h5"
+    model = dl.models.get("lorenz")(rho=20.0)
+    traj = dl.simulate(model, T1, n_save=N_SAVE)
+    with h5py.File(path, "w") as f:  # exactly what DiffLab 0.1's write_run_h5 wrote
+        f.attrs["difflab_version"] = "0.1.0"
+        run = f.create_group("runs/run0")
+        run.attrs["model"] = "lorenz"
+        for name, value in model.parameters().items():
+            run.attrs[f"param.{name}"] = float(value)
+        for key, value in dict(t0=0.0, solver="rk4", n_save=N_SAVE, t1=T1).items():
+            run.attrs[key] = value
+        run.attrs["result"] = 0
+        time = run.create_dataset("time", data=np.asarray(traj.ts))
+        time.make_scale("time")
+        state = run.create_dataset("state", data=np.array(traj.state_names, dtype="S"))
+        state.make_scale("state")
+        ys = run.create_dataset("y", data=np.asarray(traj.ys))
+        ys.dims[0].attach_scale(time)
+        ys.dims[1].attach_scale(state)
+    old = dl.open(path)
+    assert old.schema_version == 0 and old.runs[0].state_names == ("x", "y", "z")
+    _equal(old.runs[0].rerun().ys, traj.ys)
+    old.save(tmp_path / "new.h5")
+    new = dl.open(tmp_path / "new.h5")
+    assert new.schema_version == 1 and new.runs[0].model.parameters["rho"] == 20.0
+    _equal(new.runs[0].y, traj.ys)
+
+
+def test_difflab_open_summarises_the_file_for_people_and_machines(built, capsys):
+    from difflab.app.cli import main
+
+    assert main(["open", str(built["path"])]) == 0
+    out = capsys.readouterr().out
+    assert "schema version 1" in out and "runs (4):" in out and "sweeps (1):" in out
+    assert "chunks 3/3 done" in out and "user Decay" in out and "pytest session" in out
+    assert main(["open", str(built["path"]), "--json"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["schema_version"] == 1 and [r["name"] for r in summary["runs"]] == [
+        "run0", "run1", "hybrid", "user"]
+    assert summary["sweeps"][0]["dims"] == {"time": N_SAVE, "state": 3, "point": 8,
+                                            "parameter": 2, "chunk": 3}
+    assert summary["models"]["lorenz"]["parameters"]["rho"] == 28.0
+
+
+def test_difflab_run_writes_a_session_and_compresses_on_request(tmp_path):
+    from difflab.app.cli import main
+
+    argv = ["run", "ornstein_uhlenbeck", "--t1", "0.5", "--n-save", "51", "--seed", "3"]
+    assert main([*argv, "--out", str(tmp_path / "a.h5")]) == 0
+    assert main([*argv, "--out", str(tmp_path / "b.h5"), "--compress"]) == 0
+    a, b = dl.open(tmp_path / "a.h5").runs[0], dl.open(tmp_path / "b.h5").runs[0]
+    _equal(a.y, b.y)
+    assert a.attrs["seed"] == 3 and "key_data" in a.attrs
+    _equal(a.rerun().ys, a.y)  # the stored key reproduces the noise
+    with h5py.File(tmp_path / "b.h5") as f:
+        assert f["runs/run0/y"].compression == "gzip"
