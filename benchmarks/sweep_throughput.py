@@ -58,12 +58,14 @@ least; numba runs at about 2.8 ns):
 DiffLab's column stepper (``difflab/solvers/_sweep_kernel.py``) does all of this, with
 the same arithmetic as ``simulate`` point for point (equal to 1e-13 here).
 
-Measured (10,000 points, 9 rounds, machine under load from other jobs): DiffLab 0.10 s best
-(9.8e7 trajectory-steps/s; compile 2.2 s apart), numba 0.044 s, diffrax vmap 4.3 s, SciPy
-~2,500 s extrapolated. DiffLab / numba 0.43 (best), 0.57 (median), 0.43 in CPU time;
-DiffLab / diffrax 43x. Keeping 100 saved points: 1.5x the time of the final state only.
-Peak RSS 273 MiB after the final-state sweep, 356 MiB with 100 saved points (23 MiB of
-results), from 172 MiB with JAX loaded.
+Measured (10,000 points, 9 rounds, two runs on the machine above, loaded by other jobs):
+DiffLab 0.06-0.10 s best (1.0-1.6e8 trajectory-steps/s; compile 1.9-2.2 s, apart), numba
+0.036-0.044 s, diffrax vmap 4.2-4.3 s, SciPy ~2,400 s extrapolated. DiffLab / numba
+0.43-0.58 (best), 0.46-0.57 (median), 0.43-0.44 in CPU time (6.6 against 2.85 ns per
+trajectory-step, of which the kernel 5.2 ns); DiffLab / diffrax 40-68x. Keeping 100 saved
+points costs 2x the CPU time of the final state alone (13 ns per step: the 23 MiB of
+trajectories are transposed, stacked and copied to the host). Peak RSS: 172 MiB with JAX
+loaded, 274 MiB after the final-state sweep, 351 MiB after the one with 100 saved points.
 """
 
 import argparse

@@ -23,6 +23,7 @@ DASHES = [Qt.PenStyle.DashLine, Qt.PenStyle.DotLine, Qt.PenStyle.DashDotLine,
           Qt.PenStyle.DashDotDotLine]
 CURRENT = "current"
 PHASE_POINTS = 20_000
+GRID_ALPHA = 0.25
 THIN_ABOVE = 5_000  # points: longer curves are drawn with 1-pixel lines
 DOWNSAMPLE_FACTOR = 1.5  # peak downsampling keeps 2 x 1.5 points per pixel of width
 
@@ -78,7 +79,7 @@ def run_pen(index: int | None, color: QColor, thin: bool = False) -> QPen:
 def configure_plot(plot: pg.PlotWidget, x: str, y: str, grid: bool = True) -> None:
     """Labels, a light grid (which costs a repaint of the axes on every update), colours."""
     item = plot.getPlotItem()
-    item.showGrid(x=grid, y=grid, alpha=0.25)
+    item.showGrid(x=grid, y=grid, alpha=GRID_ALPHA)
     item.setLabel("bottom", x)
     item.setLabel("left", y)
     item.setMenuEnabled(True)
@@ -189,6 +190,7 @@ class TimeSeriesPlot(RunPlot):
         # Plot-wide, so every curve added gets it (PlotItem.addItem applies its own modes).
         item.setDownsampling(auto=True, mode="peak")
         item.setClipToView(True)
+        self._held = False
         self.states_button = QToolButton()
         self.states_button.setText("States")
         self.states_button.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
@@ -219,6 +221,28 @@ class TimeSeriesPlot(RunPlot):
         states = [s for s in self.lab.state_names
                   if (s in self.lab.layout.time_states and s != state) or (s == state and on)]
         self.lab.set_layout(time_states=tuple(states))
+
+    def draw(self) -> None:
+        self._frame_time_axis()
+        super().draw()
+
+    def _frame_time_axis(self) -> None:
+        """While a run streams in, hold the time axis at ``[t0, t1]`` and hide the grid.
+
+        The axis then keeps its ticks instead of re-laying them out on every frame as the
+        curves grow, and the axes (which draw the grid lines across the plot) need not be
+        repainted with the curves: a quarter of the cost of a frame.
+        """
+        run, item = self.lab.current, self.plot.getPlotItem()
+        streaming = run is not None and not run.complete
+        if streaming and not self._held:
+            item.setXRange(run.settings.t0, run.settings.t1, padding=0.02)
+            item.showGrid(x=False, y=False)
+            self._held = True
+        elif not streaming and self._held:
+            item.enableAutoRange(x=True)
+            item.showGrid(x=True, y=True, alpha=GRID_ALPHA)
+            self._held = False
 
     def wanted(self):
         names = self.lab.state_names

@@ -199,31 +199,55 @@ def _even_rows(rows: int, block: int, row_bytes: int) -> int:
     return rows
 
 
-def write_rows(dataset, start: int, block: np.ndarray) -> None:
-    """``dataset[start : start + len(block)] = block``, fast for whole chunks.
+class RowWriter:
+    """Writes blocks of rows (axis 0) of one dataset, fast for blocks of whole chunks.
 
     An uncompressed block that starts on a chunk boundary and covers whole chunks (the
     last may stop at the end of the dataset) goes straight to the file chunk by chunk
     (``H5Dwrite_chunk``), skipping HDF5's gather and its chunk cache; anything else is an
-    ordinary write.
+    ordinary write. The dataset's layout is read once, not at every block.
     """
-    block = np.asarray(block)
-    stop = start + len(block)
-    chunks = dataset.chunks
-    if (chunks is None or dataset.compression is not None or dataset.shuffle
-            or block.dtype != dataset.dtype or block.shape[1:] != dataset.shape[1:]
-            or start % chunks[0] or (stop % chunks[0] and stop != dataset.shape[0])):
-        dataset[start:stop] = block
-        return
-    for offset in np.ndindex(*(-(-n // c) for n, c in zip(block.shape, chunks))):
-        corner = tuple(i * c for i, c in zip(offset, chunks))
-        piece = block[tuple(slice(a, a + c) for a, c in zip(corner, chunks))]
-        if piece.shape != chunks:  # an edge chunk: HDF5 stores it full size
-            padded = np.zeros(chunks, dtype=block.dtype)
-            padded[tuple(slice(0, n) for n in piece.shape)] = piece
-            piece = padded
-        dataset.id.write_direct_chunk((start + corner[0], *corner[1:]),
-                                      np.ascontiguousarray(piece))
+
+    def __init__(self, dataset):
+        self.dataset, self.id = dataset, dataset.id
+        self.shape, self.dtype, self.chunks = dataset.shape, dataset.dtype, dataset.chunks
+        self.direct = (self.chunks is not None and dataset.compression is None
+                       and not dataset.shuffle and dataset.maxshape == self.shape)
+
+    def write(self, start: int, block) -> None:
+        """``dataset[start : start + len(block)] = block``."""
+        block = np.asarray(block)
+        stop, chunks = start + len(block), self.chunks
+        if (not self.direct or block.dtype != self.dtype or block.shape[1:] != self.shape[1:]
+                or start % chunks[0] or (stop % chunks[0] and stop != self.shape[0])):
+            self._ordinary(start, block)
+            return
+        for offset in np.ndindex(*(-(-n // c) for n, c in zip(block.shape, chunks))):
+            corner = tuple(i * c for i, c in zip(offset, chunks))
+            piece = block[tuple(slice(a, a + c) for a, c in zip(corner, chunks))]
+            if piece.shape != chunks:  # an edge chunk: HDF5 stores it full size
+                padded = np.zeros(chunks, dtype=block.dtype)
+                padded[tuple(slice(0, n) for n in piece.shape)] = piece
+                piece = padded
+            self.id.write_direct_chunk((start + corner[0], *corner[1:]),
+                                       np.ascontiguousarray(piece))
+
+    def _ordinary(self, start: int, block: np.ndarray) -> None:
+        h5 = h5py()
+        block = np.ascontiguousarray(block, dtype=self.dtype)
+        if block.shape[1:] != self.shape[1:] or start + len(block) > self.shape[0]:
+            raise ValueError(f"rows {start}..{start + len(block)} of shape {block.shape[1:]} "
+                             f"do not fit a dataset of shape {self.shape}")
+        if not len(block):
+            return
+        file_space = self.id.get_space()
+        file_space.select_hyperslab((start, *[0] * (block.ndim - 1)), block.shape)
+        self.id.write(h5.h5s.create_simple(block.shape), file_space, block)
+
+
+def write_rows(dataset, start: int, block) -> None:
+    """``dataset[start : start + len(block)] = block`` (see :class:`RowWriter`)."""
+    RowWriter(dataset).write(start, block)
 
 
 def set_attrs(obj, attrs: dict) -> None:

@@ -228,7 +228,8 @@ class _Reader:
                 continue
             dims = tuple(d.rsplit("/", 1)[-1] for d in dims)
             if dims and all(d in sizes for d in dims) and ds.shape == tuple(
-                    sizes[d] for d in dims) and self._kind(ds.dtype) in ("f", "i", "u", "b"):
+                    sizes[d] for d in dims) and self._kind(ds.dtype) in ("f", "i", "u"):
+                ds = self.dataset(group, name, where, "f", ndim=len(dims))  # the usual checks
                 variables[name] = Variable(dims, self.lazy(ds), self.attrs(ds, f"{where}/{name}"))
 
 

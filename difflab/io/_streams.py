@@ -76,8 +76,8 @@ class SweepWriter:
         self.session, self.group, self.name = session, group, _name_of(group)
         self.chunk_size = int(group.attrs["chunk_size"])
         self.n_points = int(group.attrs["n_points"])
-        self._y, self._result = group["y"], group["result"]
-        self._steps, self._done = group["steps"], group["chunk_done"]
+        self._y, self._result, self._steps, self._done = (
+            _h5.RowWriter(group[name]) for name in ("y", "result", "steps", "chunk_done"))
         self.n_chunks = self._done.shape[0]
 
     @classmethod
@@ -119,7 +119,7 @@ class SweepWriter:
 
     def pending_chunks(self) -> list[int]:
         """The chunks not yet written, in order."""
-        return [int(c) for c in np.flatnonzero(self._done[:] == 0)]
+        return [int(c) for c in np.flatnonzero(self._done.dataset[:] == 0)]
 
     @property
     def complete(self) -> bool:
@@ -133,16 +133,15 @@ class SweepWriter:
         """Store the results of ``chunk``: ``ys`` (points, n_time, n_states), ``result`` (points,)."""
         sl = self.points(chunk)
         count = sl.stop - sl.start
-        y, ys = self._y, np.asarray(ys)
-        if ys.shape != (count, *y.shape[1:]):
-            raise ValueError(f"chunk {chunk}: ys must have shape {(count, *y.shape[1:])}, "
-                             f"not {ys.shape}")
-        _h5.write_rows(y, sl.start, ys.astype(y.dtype, copy=False))
-        self._result[sl] = np.broadcast_to(np.asarray(result, dtype=np.int8), (count,))
+        shape, ys = (count, *self._y.shape[1:]), np.asarray(ys)
+        if ys.shape != shape:
+            raise ValueError(f"chunk {chunk}: ys must have shape {shape}, not {ys.shape}")
+        self._y.write(sl.start, ys.astype(self._y.dtype, copy=False))
+        self._result.write(sl.start, np.broadcast_to(np.asarray(result, np.int8), (count,)))
         if steps is not None:
-            self._steps[sl] = np.broadcast_to(np.asarray(steps, dtype=np.int64), (count,))
+            self._steps.write(sl.start, np.broadcast_to(np.asarray(steps, np.int64), (count,)))
         self.session.flush()  # the results are in the file before the chunk is marked done
-        self._done[chunk] = 1
+        self._done.write(chunk, np.ones(1, dtype=np.int8))
         self.session.flush()
 
     def finish(self) -> None:

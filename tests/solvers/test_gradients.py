@@ -147,7 +147,7 @@ def test_reverse_adjoint_differentiates_y0_t0_t1_under_vmap():
     y0s = jnp.array([[1.0, 0.5], [0.3, -0.2]])
     grad = jax.vmap(jax.grad(final, argnums=(0, 1, 2)), in_axes=(0, None, None, None))
     fwd = grad(y0s, 0.1, 2.9, "forward")
-    rev = grad(y0s, 0.1, 2.9, dl.solvers.CheckpointedAdjoint(block=4, levels=3))
+    rev = grad(y0s, 0.1, 2.9, dl.solvers.CheckpointedAdjoint(block=8, levels=3))
     for a, b in zip(fwd, rev):
         np.testing.assert_allclose(b, a, rtol=1e-10, atol=1e-12)
 

@@ -1,0 +1,170 @@
+"""Render screenshots of the app's main views into ``docs/screenshots/`` (for the README).
+
+    python scripts/screenshots.py            # under Xvfb (re-runs itself with xvfb-run)
+    python scripts/screenshots.py --out DIR
+
+Each view is set up through the same objects a user drives (the lab, the panels), the
+work runs on the app's worker threads, and the window is grabbed once it has drawn.
+Needs the ``gui`` extra and, without a display, ``xvfb-run`` (apt-get install xvfb).
+"""
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+SIZE = (1440, 880)
+
+
+def _reexec_under_xvfb() -> None:
+    if os.environ.get("DISPLAY") or os.environ.get("QT_QPA_PLATFORM") or os.environ.get(
+            "DIFFLAB_SCREENSHOTS_CHILD"):
+        return
+    if shutil.which("xvfb-run") is None:
+        sys.exit("screenshots: no display and no xvfb-run (sudo apt-get install xvfb)")
+    env = {**os.environ, "DIFFLAB_SCREENSHOTS_CHILD": "1"}
+    command = ["xvfb-run", "-a", "-s", "-screen 0 1920x1080x24", sys.executable, *sys.argv]
+    sys.exit(subprocess.call(command, env=env))
+
+
+def _wait(app, condition, timeout=300.0) -> None:
+    from PySide6.QtCore import QEventLoop
+
+    end = time.perf_counter() + timeout
+    while not condition():
+        if time.perf_counter() > end:
+            raise TimeoutError("the app did not get there in time")
+        app.processEvents(QEventLoop.ProcessEventsFlag.AllEvents, 20)
+        time.sleep(0.01)
+
+
+def _settle(app, seconds=0.6) -> None:
+    """Let the window finish drawing."""
+    end = time.perf_counter() + seconds
+    while time.perf_counter() < end:
+        app.processEvents()
+        time.sleep(0.02)
+
+
+def _solved(window, **params):
+    run = window.lab.current
+    return (run is not None and run.complete and window.lab.model_name == run.model_name
+            and all(abs(run.params.get(k, np.nan) - v) < 1e-12 for k, v in params.items()))
+
+
+def _set(app, window, **params):
+    window.lab.set_params(params)
+    _wait(app, lambda: _solved(window, **params))
+
+
+def _shoot(app, window, out: Path, name: str) -> None:
+    _settle(app)
+    path = out / f"{name}.png"
+    window.grab().save(str(path))
+    print(f"wrote {path}")
+
+
+def time_series_and_phase(app, window, out: Path) -> None:
+    lab = window.lab
+    lab.select_model("pendulum")
+    lab.set_settings(t1=12.0)
+    for theta0, name in ((0.6, "small_swing"), (2.2, "large_swing")):
+        _set(app, window, theta0=theta0)
+        lab.keep_current(name)
+    _set(app, window, theta0=3.0)
+    lab.set_layout(time_states=("theta", "omega"), phase_x="theta", phase_y="omega", view="time")
+    _shoot(app, window, out, "time-series")
+    lab.set_layout(view="phase")
+    _shoot(app, window, out, "phase-portrait")
+
+
+def sweep(app, window, out: Path) -> None:
+    lab = window.lab
+    lab.select_model("lorenz")
+    lab.set_settings(t1=10.0)
+    _wait(app, lambda: _solved(window))
+    panel = window.views["sweep"]
+    lab.set_layout(view="sweep")
+    panel.axis1.name.setCurrentText("rho")
+    panel.axis1.lo.setValue(0.0)
+    panel.axis1.hi.setValue(60.0)
+    panel.axis1.n.setValue(90)
+    panel.two_d.setChecked(True)
+    panel.axis2.name.setCurrentText("sigma")
+    panel.axis2.n.setValue(60)
+    panel.reduction.setCurrentText("amplitude")
+    panel.state.setCurrentText("z")
+    finished = []
+    panel.finished.connect(finished.append)
+    panel.start()
+    _wait(app, lambda: finished)
+    data = finished[0]
+    panel.select_point(data.nearest(28.0, 1.0))  # rho = 28, sigma = 10 (log10 1.0)
+    _wait(app, lambda: _solved(window, rho=float(data.point(data.nearest(28.0, 1.0))["rho"])))
+    _shoot(app, window, out, "sweep")
+
+
+def fit(app, window, out: Path) -> None:
+    import difflab as dl
+
+    lab = window.lab
+    lab.select_model("lotka_volterra")
+    lv = dl.models.get("lotka_volterra")
+    traj = dl.simulate(lv(alpha=1.3, beta=0.35), 15.0, n_save=61)
+    observed = dl.io.Observations(np.asarray(traj.ts), np.asarray(traj.ys), traj.state_names)
+    path = Path(tempfile.mkdtemp()) / "observations.csv"
+    dl.io.write_observations_csv(path, observed.with_noise(0.4, seed=7))
+    panel = window.views["fit"]
+    lab.set_layout(view="fit")
+    panel.load_data(str(path))
+    panel.set_chosen(["alpha", "beta"])
+    finished = []
+    panel.finished.connect(finished.append)
+    panel.start()
+    _wait(app, lambda: finished)
+    _shoot(app, window, out, "fit")
+    view = window.views["sensitivity"]
+    lab.set_layout(view="sensitivity")
+    done = []
+    view.finished.connect(done.append)
+    view.compute()
+    _wait(app, lambda: done)
+    view.state.setCurrentText("predator")
+    _shoot(app, window, out, "sensitivity")
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description="Render the app's screenshots.")
+    parser.add_argument("--out", default=str(Path(__file__).resolve().parents[1] / "docs"
+                                             / "screenshots"))
+    args = parser.parse_args(argv)
+    _reexec_under_xvfb()
+    from PySide6.QtCore import QSettings
+
+    from difflab.gui.app import create_application
+    from difflab.gui.main_window import MainWindow
+
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    app = create_application()
+    settings = QSettings(str(Path(tempfile.mkdtemp()) / "shots.ini"), QSettings.Format.IniFormat)
+    window = MainWindow(settings=settings)
+    window.files.ask_unsaved = lambda: "discard"
+    window.resize(*SIZE)
+    window.show()
+    _wait(app, lambda: window.lab.current is not None)
+    time_series_and_phase(app, window, out)
+    sweep(app, window, out)
+    fit(app, window, out)
+    window.shutdown()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
