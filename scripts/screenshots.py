@@ -87,7 +87,7 @@ def time_series_and_phase(app, window, out: Path) -> None:
 def sweep(app, window, out: Path) -> None:
     lab = window.lab
     lab.select_model("lorenz")
-    lab.set_settings(t1=10.0)
+    lab.set_settings(t1=20.0)
     _wait(app, lambda: _solved(window))
     panel = window.views["sweep"]
     lab.set_layout(view="sweep")
@@ -97,16 +97,20 @@ def sweep(app, window, out: Path) -> None:
     panel.axis1.n.setValue(90)
     panel.two_d.setChecked(True)
     panel.axis2.name.setCurrentText("sigma")
+    panel.axis2.lo.setValue(1.0)
+    panel.axis2.hi.setValue(30.0)
+    panel.axis2.log.setChecked(False)
     panel.axis2.n.setValue(60)
-    panel.reduction.setCurrentText("amplitude")
-    panel.state.setCurrentText("z")
+    panel.reduction.setCurrentText("std")
+    panel.state.setCurrentText("x")
     finished = []
     panel.finished.connect(finished.append)
     panel.start()
     _wait(app, lambda: finished)
     data = finished[0]
-    panel.select_point(data.nearest(28.0, 1.0))  # rho = 28, sigma = 10 (log10 1.0)
-    _wait(app, lambda: _solved(window, rho=float(data.point(data.nearest(28.0, 1.0))["rho"])))
+    point = data.nearest(28.0, 10.0)  # near the classic rho = 28, sigma = 10: chaos
+    panel.select_point(point)
+    _wait(app, lambda: _solved(window, **data.point(point)))
     _shoot(app, window, out, "sweep")
 
 
@@ -115,13 +119,15 @@ def fit(app, window, out: Path) -> None:
 
     lab = window.lab
     lab.select_model("lotka_volterra")
+    lab.set_settings(t1=15.0)
     lv = dl.models.get("lotka_volterra")
-    traj = dl.simulate(lv(alpha=1.3, beta=0.35), 15.0, n_save=61)
+    traj = dl.simulate(lv(alpha=1.0, beta=0.3), 15.0, n_save=61)
     observed = dl.io.Observations(np.asarray(traj.ts), np.asarray(traj.ys), traj.state_names)
     path = Path(tempfile.mkdtemp()) / "observations.csv"
     dl.io.write_observations_csv(path, observed.with_noise(0.4, seed=7))
     panel = window.views["fit"]
     lab.set_layout(view="fit")
+    _set(app, window, alpha=0.8, beta=0.25)  # a start the user picked by eye
     panel.load_data(str(path))
     panel.set_chosen(["alpha", "beta"])
     finished = []

@@ -122,12 +122,33 @@ class Lab:
         return groups
 
     def add_user_model(self, cls: type[dl.Model], name: str | None = None) -> str:
-        """Make a user's model class available in the browser; returns its name."""
+        """Make a user's model class available in the browser; returns its name.
+
+        A class under a name already taken by a user model replaces it (a reloaded file).
+        """
         name = name or cls.registry_name or cls.__name__
+        if self.user_models.get(name) not in (None, cls):
+            self.replace_user_model(name, cls)
+            return name
         self.user_models[name] = cls
         self._bases.pop(name, None)
         self.events.model.emit(name=self.model_name, catalog=True)
         return name
+
+    def replace_user_model(self, name: str, cls: type[dl.Model]) -> None:
+        """A new class for user model ``name`` (its file changed), keeping the values of the
+        parameters that still exist. The undo history is cleared when it is the current
+        model: its edits may name parameters the new class does not have."""
+        self.user_models[name] = cls
+        self._bases.pop(name, None)
+        if name != self.model_name:
+            self.events.model.emit(name=self.model_name, catalog=True)
+            return
+        kept = dl.models.carry_parameters(self.params, cls).parameters()
+        params = {k: float(v) for k, v in kept.items() if getattr(v, "ndim", 0) == 0}
+        self.model_name = None  # a new class: rebuild what shows the model
+        self._restore_model({"model": name, "params": params})
+        self.undo_stack.clear()
 
     def base_model(self, name: str) -> dl.Model:
         if name not in self._bases:

@@ -18,6 +18,7 @@ import difflab as dl
 
 from .lab import Lab, PlotLayout
 from .runs import Run, RunSettings
+from .trust import TrustStore
 from .fits import load_fits, save_fit
 from .sensitivities import load_sensitivities, save_sensitivity
 from .sweeps import load_sweeps, save_sweep
@@ -71,15 +72,34 @@ def save_lab(lab: Lab, path, *, plot_layout: dict | None = None, compress: bool 
     lab.mark_dirty(False)
 
 
+def _user_class(lab: Lab, record):
+    """The class of a session's user model: already loaded, or its stored file text run
+    because the user trusts that content (``difflab trust``, the app's prompt); else None."""
+    if record.name in lab.user_models:
+        return lab.user_models[record.name]
+    if not (record.source and record.path and record.sha256):
+        return None
+    source = dl.models.ModelSource("file", record.name, record.path, record.sha256,
+                                   record.source)
+    try:
+        cls = dl.models.from_source(source, trust=TrustStore())
+    except (ValueError, PermissionError, OSError):  # untrusted, or the text does not load
+        return None
+    lab.add_user_model(cls, record.name)
+    return cls
+
+
 def _run_from_file(lab: Lab, stored) -> Run | None:
     record = stored.model
+    cls = None if record.origin == "builtin" else _user_class(lab, record)
     if record.origin == "builtin":
         model = record.build()
-    elif record.name in lab.user_models:
-        model = record.build(lab.user_models[record.name]())
+    elif cls is not None:
+        model = record.build(cls())
     else:
         lab.log(f"run {stored.name!r} uses the user model {record.name!r} ({record.path}); "
-                "its data is shown, but load the model file to rerun it", "warning")
+                "its data is shown, but DiffLab runs no code from a session file: load the "
+                "model file to rerun it", "warning")
         model = record
     settings = RunSettings.from_dict({**stored.settings, "seed": stored.attrs.get("seed", 0)})
     return Run(stored.name, model, record.name, settings, np.asarray(stored.time, dtype=float),

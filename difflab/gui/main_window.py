@@ -13,6 +13,8 @@ from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (QDockWidget, QLabel, QMainWindow, QMenu, QMessageBox,
                                QProgressBar, QTabWidget)
 
+import jax
+
 import difflab as dl
 
 from ..app.lab import Lab
@@ -21,6 +23,7 @@ from .files import FileActions
 from .panels import DevicePanel, LogPanel, ModelBrowser, RunSettingsPanel, RunsPanel
 from .parameters import ParameterPanel
 from .plots import PhasePlot, TimeSeriesPlot
+from .user_models import EquationEditor, UserModels
 from .widgets import Throttle
 from .workers import LiveSolver, TaskWorker, iterate
 
@@ -64,6 +67,8 @@ class MainWindow(QMainWindow):
         self._connect_lab()
         self._restore_window()
         self._title_changed()
+        self.lab.log(f"DiffLab {dl.__version__}: JAX {jax.default_backend()} backend, "
+                     f"{jax.device_count()} device(s), {dl.precision()}")
         self.request_solve()
 
     # -- construction -----------------------------------------------------------------
@@ -129,8 +134,14 @@ class MainWindow(QMainWindow):
         self.add_dock("Runs", self.runs_panel, right, "runs")
         self.add_dock("Device", self.device_panel, right, "device")
         self.add_dock("Log", self.log_panel, Qt.DockWidgetArea.BottomDockWidgetArea, "log")
+        self.user_models = UserModels(self, self.lab)
+        self.equation_editor = EquationEditor(self.lab)
+        self.add_dock("Equations", self.equation_editor, Qt.DockWidgetArea.BottomDockWidgetArea,
+                      "equations")
+        self.tabifyDockWidget(self.docks["log"], self.docks["equations"])
         self.tabifyDockWidget(self.docks["runs"], self.docks["device"])
         self.docks["runs"].raise_()
+        self.docks["log"].raise_()
         self.resizeDocks([self.docks["models"], self.docks["parameters"]], [170, 330],
                          Qt.Orientation.Vertical)
         self.resizeDocks([self.docks["models"], self.docks["settings"]], [300, 250],
@@ -168,6 +179,8 @@ class MainWindow(QMainWindow):
             "restore": self._action("Restore default &layout", self.restore_default_layout),
             "about": self._action("&About DiffLab", self._about),
         }
+        a["undo"].setIconText("Undo")  # the toolbar keeps short labels; menus say what
+        a["redo"].setIconText("Redo")
         a["live"].setCheckable(True)
         a["live"].setChecked(self.live)
         a["stop"].setEnabled(False)
@@ -368,9 +381,8 @@ class MainWindow(QMainWindow):
             self.request_solve()
 
     def load_model_file(self) -> None:
-        from . import analysis
-
-        analysis.load_model_file(self)
+        """Load a Python model file (asking before its code runs) or an equation file."""
+        self.user_models.load()
 
     def restore_default_layout(self) -> None:
         self.restoreState(self._default_state, STATE_VERSION)

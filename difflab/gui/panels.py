@@ -216,7 +216,9 @@ class RunsPanel(QWidget):
             item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable
                           | Qt.ItemFlag.ItemIsEditable)
             item.setCheckState(Qt.CheckState.Checked if run.visible else Qt.CheckState.Unchecked)
-            other = "" if run.model_name == self.lab.model_name else " (other model: not shown)"
+            other = "" if run.model_name == self.lab.model_name else " (another model: not shown)"
+            if other:
+                item.setForeground(QColor("#999999"))
             item.setToolTip(f"{run.model_name} ({format_params(run.params)}), t1={run.settings.t1:g}"
                             f", {run.message}{other}")
             self.list.addItem(item)

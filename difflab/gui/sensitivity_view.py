@@ -128,8 +128,10 @@ class SensitivityView(QWidget):
             return
         self.record = record
         name = self.lab.add_result("sensitivity", record)
-        self.status.setText(f"{name}: {record.model_name}, {len(record.ts)} times, "
-                            f"{len(record.parameters)} parameters")
+        text = (f"{name}: d y / d p of {record.model_name} for {', '.join(record.parameters)} "
+                f"at {len(record.ts)} times")
+        self.status.setText(text)
+        self.lab.log(text)
         self.draw()
         self.finished.emit(record)
 

@@ -143,7 +143,8 @@ class SweepPanel(QWidget):
         configure_plot(self.preview, "t", "state")
         self.preview.getPlotItem().setDownsampling(auto=True, mode="peak")
         self.preview.getPlotItem().setClipToView(True)
-        self.preview.getPlotItem().setTitle("clicked point", color="#444", size="9pt")
+        self.preview.getPlotItem().setTitle("click a point of the sweep to simulate it",
+                                            color="#444", size="9pt")
         self.curve = pg.PlotDataItem(pen=pg.mkPen("#1f77b4", width=2), symbol="o", symbolSize=5,
                                      symbolBrush="#1f77b4", symbolPen=None)
         self.image = pg.ImageItem(axisOrder="col-major")
@@ -244,6 +245,7 @@ class SweepPanel(QWidget):
         self.data = data
         self.redraw.flush()
         self.draw()
+        self.progress.setValue(int(1000 * data.done / len(data.values)))
         name = self.lab.add_result("sweep", data)
         failed = len(data.failures())
         stats = data.stats
@@ -332,6 +334,10 @@ class SweepPanel(QWidget):
         xy = [np.log10(point[a.name]) if a.log else point[a.name] for a in axes]
         y = xy[1] if len(xy) > 1 else data.observable[index]
         self.marker.setData([xy[0]], [y])
+        value = data.observable[index]
+        self.preview.getPlotItem().setTitle(
+            ", ".join(f"{k} = {v:.4g}" for k, v in point.items())
+            + f": {data.request.spec} = {value:.4g}", color="#444", size="9pt")
 
     def showEvent(self, event) -> None:  # noqa: N802 (Qt override)
         super().showEvent(event)

@@ -1,8 +1,10 @@
 """GUI test fixtures: an offscreen Qt platform, a window with its own settings file."""
 
 import os
+import tempfile
 
 os.environ["QT_QPA_PLATFORM"] = "offscreen"  # before Qt is imported: no display needed
+os.environ["DIFFLAB_CONFIG_DIR"] = tempfile.mkdtemp(prefix="difflab-test-config-")  # trust store
 
 import pytest
 

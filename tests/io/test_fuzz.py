@@ -5,6 +5,7 @@ C code) or a hang is caught and names the case; the test prints the seed to repl
 """
 
 import collections
+import os
 import subprocess
 import sys
 import textwrap
@@ -17,11 +18,16 @@ import difflab as dl
 BYTE_CASES, STRUCTURE_CASES, SEED = 320, 200, 20251121
 
 WORKER = textwrap.dedent("""
-    import faulthandler, os, shutil, sys
+    import faulthandler, os, shutil, sys, types
     import numpy as np
     import h5py
-    import difflab as dl
-    from difflab.io import SessionFileError
+
+    # difflab.io reads files without JAX: load it without the package's __init__, so each
+    # case forks a small process (opening a file forks a checking child).
+    package = types.ModuleType("difflab")
+    package.__path__ = [sys.argv[6]]
+    sys.modules["difflab"] = package
+    from difflab.io import SessionFileError, open_session
 
     faulthandler.enable()
     base, folder, seed = sys.argv[1], sys.argv[2], int(sys.argv[3])
@@ -89,7 +95,7 @@ WORKER = textwrap.dedent("""
 
     def check(path, i):
         try:
-            session = dl.io.open_session(path, stall_s=3.0)
+            session = open_session(path, stall_s=3.0)
             session.summary()
             for result in session.results():
                 for var in result.variables.values():
@@ -145,7 +151,7 @@ def _small_session(path):
 def test_mutated_session_files_open_or_raise_session_file_error(tmp_path):
     base = _small_session(tmp_path / "base.h5")
     args = [sys.executable, "-c", WORKER, str(base), str(tmp_path), str(SEED),
-            str(BYTE_CASES), str(STRUCTURE_CASES)]
+            str(BYTE_CASES), str(STRUCTURE_CASES), os.path.dirname(dl.__file__)]
     try:
         child = subprocess.run(args, capture_output=True, text=True, timeout=240)
         out, err, code = child.stdout, child.stderr, child.returncode
