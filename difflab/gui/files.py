@@ -89,6 +89,7 @@ class FileActions:
             self.forget_recent(path)
             return False
         self.add_recent(path)
+        self.window.restore_plot_layout(self.lab.gui_layout)
         self.lab.log(f"opened {path}: {self.lab.summary()}")
         return True
 

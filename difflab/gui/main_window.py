@@ -366,12 +366,26 @@ class MainWindow(QMainWindow):
         return run_columns(self.lab)
 
     def plot_layout(self) -> dict:
-        """The GUI's part of a session's plot layout (views' ranges)."""
+        """The GUI's part of a session's plot layout: the ranges of views zoomed by hand."""
         ranges = {}
         for key in ("time", "phase"):
-            (x0, x1), (y0, y1) = self.views[key].plot.getPlotItem().viewRange()
-            ranges[key] = [x0, x1, y0, y1]
+            item = self.views[key].plot.getPlotItem()
+            if not all(item.getViewBox().autoRangeEnabled()):
+                (x0, x1), (y0, y1) = item.viewRange()
+                ranges[key] = [x0, x1, y0, y1]
         return {"ranges": ranges}
+
+    def restore_plot_layout(self, layout: dict) -> None:
+        """Zoom the views as a session file says (views it does not name auto-range)."""
+        ranges = layout.get("ranges") if isinstance(layout, dict) else None
+        for key in ("time", "phase"):
+            item = self.views[key].plot.getPlotItem()
+            box = (ranges or {}).get(key)
+            if isinstance(box, list) and len(box) == 4 and all(
+                    isinstance(v, (int, float)) for v in box):
+                item.setRange(xRange=box[:2], yRange=box[2:], padding=0)
+            else:
+                item.enableAutoRange()
 
     # -- commands ------------------------------------------------------------------------
 

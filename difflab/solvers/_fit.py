@@ -466,7 +466,16 @@ def _init(optimizer, problem, u, args):
     def one(u):
         return eqx.filter(optimizer.init(problem, u, args), eqx.is_array)
 
-    return jax.vmap(one)(u)
+    return _batched(one, u)
+
+
+def _batched(fn, *batch):
+    """``vmap(fn)``, or ``fn`` on the only row of a batch of one (it compiles in about half
+    the time: a vmapped Levenberg-Marquardt step batches its linear algebra and branches)."""
+    if jax.tree.leaves(batch)[0].shape[0] == 1:
+        out = fn(*jax.tree.map(lambda x: x[0], batch))
+        return jax.tree.map(lambda x: x[None], out)
+    return jax.vmap(fn)(*batch)
 
 
 def _static_state(optimizer, problem, u, args):
@@ -499,7 +508,7 @@ def _chunk(optimizer, problem, size, u, state, status, limit, leader, args):
         k, u, state, status, losses, params = jax.lax.while_loop(cond, body, carry)
         return u, state, status, losses, params, k
 
-    return jax.vmap(one)(u, state, status)
+    return _batched(one, u, state, status)
 
 
 STALL_STEPS = 25

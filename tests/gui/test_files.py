@@ -21,6 +21,7 @@ def test_save_and_reopen_a_session(qtbot, make_window, tmp_path):
     qtbot.waitUntil(lambda: lab.current.params["rho"] == 15.0, timeout=LONG)
     lab.set_layout(time_states=("x", "z"), phase_x="y", phase_y="z", view="phase")
     lab.set_run_visible("reference", False)
+    window.time_plot.plot.getPlotItem().setRange(xRange=(0.5, 2.5), yRange=(-5, 5), padding=0)
     path = tmp_path / "lab.h5"
     window.files.save_as = lambda: window.files._save_to(path)
     window.actions["save"].trigger()
@@ -30,7 +31,9 @@ def test_save_and_reopen_a_session(qtbot, make_window, tmp_path):
     session = dl.open(path)  # the file is a plain session in DiffLab's schema
     assert session.runs.names() == ["current", "reference"]
     np.testing.assert_array_equal(np.asarray(session.runs["current"].y), lab.current.ys)
-    assert session.plot_layout["phase"] == ["y", "z"] and "ranges" in session.plot_layout
+    assert session.plot_layout["phase"] == ["y", "z"]
+    assert session.plot_layout["ranges"]["time"] == pytest.approx([0.5, 2.5, -5, 5])
+    assert "phase" not in session.plot_layout["ranges"]  # not zoomed: auto-ranges
 
     window.actions["new"].trigger()
     assert lab.model_name == "lorenz" and not lab.runs and lab.path is None
@@ -43,6 +46,8 @@ def test_save_and_reopen_a_session(qtbot, make_window, tmp_path):
     expected = np.asarray(dl.simulate(dl.models.get("lorenz")(rho=15.0), 3.0).ys)
     np.testing.assert_allclose(lab.current.ys, expected, rtol=0, atol=1e-12)
     assert window.parameter_panel.rows["rho"].value() == 15.0
+    (x0, x1), _ = window.time_plot.plot.getPlotItem().viewRange()
+    assert (x0, x1) == pytest.approx((0.5, 2.5))
 
 
 def test_opening_a_bad_file_says_why_in_the_log(qtbot, window, tmp_path, monkeypatch):

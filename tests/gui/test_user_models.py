@@ -50,6 +50,21 @@ def test_a_model_file_runs_only_after_the_prompt_and_reloads_on_change(
     assert window.lab.params["omega_d"] == 2.0 / 3.0  # kept: the name still exists
     assert float(window.lab.model_class("DrivenPendulum")().omega_d) == 0.5
 
+    # a session that uses it reopens in a fresh window: the content is trusted, so the
+    # stored text is run again; untrusted content would be shown as data only
+    qtbot.waitUntil(lambda: window.lab.current is not None
+                    and window.lab.current.params.get("phase") == 0.0, timeout=LONG)
+    assert window.files._save_to(tmp_path / "user.h5")
+    fresh = make_window()
+    assert "DrivenPendulum" not in fresh.lab.user_models
+    assert fresh.files.open(str(tmp_path / "user.h5"))
+    assert fresh.lab.model_name == "DrivenPendulum" and fresh.lab.params["drive"] == 1.2
+    TrustStore().revoke(dl.models.file_sha256(path))
+    other = make_window()
+    assert other.files.open(str(tmp_path / "user.h5"))
+    assert "DrivenPendulum" not in other.lab.user_models
+    assert "runs no code from a session file" in other.log_panel.plain_text()
+
 
 def test_equation_editor_checks_as_you_type_and_builds_the_model(qtbot, window):
     editor = window.equation_editor
@@ -65,17 +80,3 @@ def test_equation_editor_checks_as_you_type_and_builds_the_model(qtbot, window):
                     and window.lab.current.model_name == "Spring", timeout=LONG)
     ts = window.lab.current.ts
     np.testing.assert_allclose(window.lab.current["x"], np.cos(np.sqrt(2.0) * ts), atol=1e-6)
-
-    # a session that uses it reopens in a fresh window: the content is trusted, so the
-    # stored text is run again; untrusted content would be shown as data only
-    qtbot.waitUntil(lambda: window.lab.current.params.get("phase") == 0.0, timeout=LONG)
-    assert window.files._save_to(tmp_path / "user.h5")
-    fresh = make_window()
-    assert "DrivenPendulum" not in fresh.lab.user_models
-    assert fresh.files.open(str(tmp_path / "user.h5"))
-    assert fresh.lab.model_name == "DrivenPendulum" and fresh.lab.params["drive"] == 1.2
-    TrustStore().revoke(dl.models.file_sha256(path))
-    other = make_window()
-    assert other.files.open(str(tmp_path / "user.h5"))
-    assert "DrivenPendulum" not in other.lab.user_models
-    assert "runs no code from a session file" in other.log_panel.plain_text()

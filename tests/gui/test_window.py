@@ -114,8 +114,10 @@ def test_streamed_run_draws_as_chunks_arrive_and_stops(qtbot, window):
     assert chunks == sorted(chunks) and chunks[-1] < 1
     curve = window.time_plot.curves[("current", "theta")]
     n, theta = run.n_valid, run.ys[: run.n_valid, 0]
+    # the plot redraws on its timer: wait for it to hold the last chunk
+    qtbot.waitUntil(lambda: curve.xData[-1] == run.ts[n - 1], timeout=LONG)
     # a growing curve is drawn peak-decimated: a few thousand points with every extreme
-    assert curve.xData[-1] == run.ts[n - 1] and len(curve.yData) <= 4002
+    assert len(curve.yData) <= 4002
     assert curve.yData.max() == theta.max() and curve.yData.min() == theta.min()
     assert "stopped pendulum" in window.log_panel.plain_text()
     assert not window.actions["stop"].isEnabled()
