@@ -189,8 +189,8 @@ class Lab:
         if switched:
             self.current = None
             self.events.current.emit(run=None)
-            if hasattr(self, "layout"):
-                self.set_layout(self.layout.fitted_to(self.state_names))
+            if hasattr(self, "layout"):  # the new model's own states, the same view in front
+                self.set_layout(PlotLayout.for_states(self.state_names, self.layout.view))
             self.events.model.emit(name=name, catalog=False)
         self.events.params.emit(changed=dict(self.params))
 

@@ -73,16 +73,15 @@ def save_lab(lab: Lab, path, *, plot_layout: dict | None = None, compress: bool 
 
 
 def _user_class(lab: Lab, record):
-    """The class of a session's user model: already loaded, or its stored file text run
-    because the user trusts that content (``difflab trust``, the app's prompt); else None."""
+    """The class of a session's user model: already loaded, its stored equations (parsed,
+    never run), or its stored file text run because the user trusts that content
+    (``difflab trust``, the app's prompt); else None."""
     if record.name in lab.user_models:
         return lab.user_models[record.name]
-    if not (record.source and record.path and record.sha256):
+    if not record.source:
         return None
-    source = dl.models.ModelSource("file", record.name, record.path, record.sha256,
-                                   record.source)
     try:
-        cls = dl.models.from_source(source, trust=TrustStore())
+        cls = dl.models.from_source(record, trust=TrustStore())
     except (ValueError, PermissionError, OSError):  # untrusted, or the text does not load
         return None
     lab.add_user_model(cls, record.name)

@@ -260,8 +260,8 @@ class MainWindow(QMainWindow):
             self.current_drawn.emit(run)
 
     def _solve_failed(self, request, message: str) -> None:
-        self.lab.log(f"{request.model_name} ({format_params(self.lab.params)}): {message}",
-                     "error")
+        params = {k: float(v) for k, v in request.model.parameters().items() if v.ndim == 0}
+        self.lab.log(f"{request.model_name} ({format_params(params)}): {message}", "error")
 
     def _busy(self, busy: bool) -> None:
         if busy:

@@ -17,8 +17,9 @@ _SIMPLE = (bool, int, float, str)
 class ModelRecord:
     """A model as a session file stores it: identity, parameter values and every array leaf.
 
-    ``origin`` is ``"builtin"`` or ``"user"``; ``leaves`` maps ``keystr`` paths to arrays;
-    ``source`` (a user model's file text) is kept for the record and never executed.
+    ``origin`` is ``"builtin"``, ``"equations"`` (``source`` holds the equations, parsed
+    again on open) or ``"user"`` (``source`` is the model file's text, kept for the record
+    and never executed on open); ``leaves`` maps ``keystr`` paths to arrays.
     """
 
     key: str
@@ -49,20 +50,22 @@ class ModelRecord:
         h.update((self.source or "").encode())
         return h.hexdigest()
 
-    def build(self, model=None):
+    def build(self, model=None, *, trust=False):
         """The model this record describes, with its stored parameter values and leaves.
 
-        A built-in model is rebuilt from the registry. A user model is never loaded
-        from the file: pass an instance of its class (``model=``) and its arrays are
-        replaced by the stored ones.
+        A built-in model is rebuilt from the registry and an equation model from its
+        stored text (parsed, never executed). A user model file runs only when ``trust``
+        allows it (see :func:`difflab.models.from_source`); otherwise pass an instance of
+        its class (``model=``) and its arrays are replaced by the stored ones.
         """
         if model is None:
-            if self.origin != "builtin":
+            if self.origin == "user" and not trust:
                 raise ValueError(
                     f"model {self.key!r} is a user model ({self.path}); DiffLab never runs "
-                    "code from a session file: load the model yourself and pass model="
+                    "code from a session file unless you trust it: pass trust=True or "
+                    "load the model yourself and pass model="
                 )
-            model = _instantiate(self)
+            model = _instantiate(self, trust)
         return _with_leaves(model, self)
 
 
@@ -72,8 +75,15 @@ def _registered_class(name: str):
     return get(name)
 
 
-def _instantiate(record: ModelRecord):
-    cls = _registered_class(record.name)
+def _instantiate(record: ModelRecord, trust=False):
+    from ..models import from_source
+
+    if record.origin == "builtin":
+        cls = _registered_class(record.name)
+    else:
+        kind = "equations" if record.origin == "equations" else "file"
+        cls = from_source(dict(kind=kind, name=record.name, path=record.path,
+                               sha256=record.sha256, text=record.source), trust=trust)
     accepted = inspect.signature(cls).parameters
     static = {k: v for k, v in record.static.items() if k in accepted}
     return cls(**static)
@@ -160,6 +170,19 @@ def record_of(model, *, key: str = "", source_path: str | os.PathLike | None = N
     return record
 
 
+def _add_source(record: ModelRecord, cls, source_path) -> None:
+    """Where a non-registry model comes from: its equations, or the file that ran."""
+    from ..models import source_of
+
+    source = source_of(cls)
+    if source.kind == "equations":
+        record.origin = "equations"
+    if source.kind in ("equations", "file") and source_path is None:
+        record.path, record.sha256, record.source = source.path, source.sha256, source.text
+    else:
+        _add_file_source(record, cls, source_path)
+
+
 def _is_registered(cls) -> bool:
     try:
         return _registered_class(cls.registry_name) is cls
@@ -167,7 +190,7 @@ def _is_registered(cls) -> bool:
         return False
 
 
-def _add_source(record: ModelRecord, cls, source_path) -> None:
+def _add_file_source(record: ModelRecord, cls, source_path) -> None:
     if source_path is None:
         try:
             source_path = inspect.getsourcefile(cls)

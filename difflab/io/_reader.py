@@ -255,8 +255,8 @@ def _model(reader: _Reader, key: str, group) -> ModelRecord:
     attrs = reader.attrs(group, where)
     text = lambda name, required=True: reader.typed(attrs, name, str, where, required)  # noqa: E731
     origin = text("origin")
-    if origin not in ("builtin", "user"):
-        reader.fail(where, f"origin must be 'builtin' or 'user', not {origin!r}")
+    if origin not in ("builtin", "equations", "user"):
+        reader.fail(where, f"origin must be 'builtin', 'equations' or 'user', not {origin!r}")
     record = ModelRecord(
         key=key, origin=origin, name=text("name"), class_name=text("class_name", False) or "",
         version=text("version", False) or "", path=text("path", False),

@@ -256,3 +256,17 @@ def test_difflab_run_writes_a_session_and_compresses_on_request(tmp_path):
     _equal(a.rerun().ys, a.y)  # the stored key reproduces the noise
     with h5py.File(tmp_path / "b.h5") as f:
         assert f["runs/run0/y"].compression == "gzip"
+
+
+def test_an_equation_model_reopens_from_its_stored_text(tmp_path):
+    text = "dx/dt = v\ndv/dt = -k*x\nparams: k = 2.0\ninit: x = 1, v = 0\n"
+    model = dl.models.from_equations(text)().replace(k=3.0)
+    traj = dl.simulate(model, 2.0, dt=1e-3)
+    path = tmp_path / "eqn.h5"
+    with dl.io.write_session(path) as s:
+        s.add_run(traj, model=model, settings=dict(t1=2.0, dt=1e-3))
+    run = dl.open(path).runs[0]
+    assert run.model.origin == "equations" and "dv/dt = -k*x" in run.model.source
+    rebuilt = run.model.build()  # parsed again: no trust needed, nothing executed
+    assert float(rebuilt.k) == 3.0
+    np.testing.assert_allclose(run.rerun().ys, traj.ys, rtol=1e-12)
