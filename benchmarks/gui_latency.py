@@ -112,7 +112,7 @@ def frame_rate(app, window) -> dict:
 
     lab = window.lab
     window.actions["live"].setChecked(False)
-    window._toggle_live(False)
+    window.toggle_live(False)
     lab.select_model("spring_chain")
     lab.set_settings(t1=100.0, dt=1e-3, solver="rk4", n_save=100_001)
     lab.set_layout(time_states=lab.state_names[:10], view="time")

@@ -1,5 +1,6 @@
 """Creating the QApplication and running the window."""
 
+import signal
 import sys
 
 import pyqtgraph as pg
@@ -30,4 +31,22 @@ def run_app(path=None, argv=None) -> int:
     window.show()
     if path is not None:
         window.files.open(str(path))
+    _close_on_ctrl_c(app, window)
     return app.exec()
+
+
+def _close_on_ctrl_c(app, window) -> None:
+    """Ctrl+C in the terminal closes the window (asking about unsaved changes) and quits.
+
+    Python handles signals only while it runs, so a timer wakes it up a few times a second.
+    """
+    from PySide6.QtCore import QTimer
+
+    def interrupted(*_):
+        if window.close():
+            app.quit()
+
+    signal.signal(signal.SIGINT, interrupted)
+    timer = QTimer(window)
+    timer.timeout.connect(lambda: None)
+    timer.start(250)

@@ -9,9 +9,8 @@ import json
 import sys
 
 from PySide6.QtCore import QByteArray, QSettings, Qt, QTimer, Signal
-from PySide6.QtGui import QAction, QKeySequence
-from PySide6.QtWidgets import (QDockWidget, QLabel, QMainWindow, QMenu, QMessageBox,
-                               QProgressBar, QTabWidget)
+from PySide6.QtWidgets import (QDockWidget, QLabel, QMainWindow, QMessageBox, QProgressBar,
+                               QTabWidget)
 
 import jax
 
@@ -20,6 +19,7 @@ import difflab as dl
 from ..app.lab import Lab
 from ..app.runs import RunSettings, default_chunk_size, format_params, stream_run
 from .files import FileActions
+from .menus import build_actions, build_menus
 from .panels import DevicePanel, LogPanel, ModelBrowser, RunSettingsPanel, RunsPanel
 from .parameters import ParameterPanel
 from .plots import PhasePlot, TimeSeriesPlot
@@ -149,72 +149,9 @@ class MainWindow(QMainWindow):
         self.resizeDocks([self.docks["log"]], [110], Qt.Orientation.Vertical)
         self._default_state = self.saveState(STATE_VERSION)
 
-    def _action(self, text, slot, shortcut=None, tip="") -> QAction:
-        action = QAction(text, self)
-        action.triggered.connect(slot)
-        if shortcut is not None:
-            action.setShortcut(QKeySequence(shortcut))
-        action.setStatusTip(tip)
-        return action
-
     def _build_actions(self) -> None:
-        key = QKeySequence.StandardKey
-        self.actions = a = {
-            "new": self._action("&New", self.files.new, key.New),
-            "open": self._action("&Open…", lambda: self.files.open(), key.Open),
-            "save": self._action("&Save", self.files.save, key.Save),
-            "save_as": self._action("Save &As…", self.files.save_as, key.SaveAs),
-            "png": self._action("Export plot as &PNG…", lambda: self.files.export_plot("png")),
-            "svg": self._action("Export plot as S&VG…", lambda: self.files.export_plot("svg")),
-            "csv": self._action("Export data as &CSV…", lambda: self.files.export_csv()),
-            "quit": self._action("&Quit", self.close, key.Quit),
-            "undo": self._action("&Undo", self.lab.undo, key.Undo),
-            "redo": self._action("&Redo", self.lab.redo, key.Redo),
-            "reset": self._action("Reset &parameters", self.lab.reset_params),
-            "run": self._action("&Run (stream)", self.run_stream, "F5",
-                                "Simulate with the current settings, drawing the run as it goes"),
-            "stop": self._action("&Stop", self.stop_all, "Esc", "Stop the running work"),
-            "keep": self._action("&Keep current run", self.runs_panel.keep_current, "Ctrl+K"),
-            "live": self._action("&Live re-solve", self._toggle_live),
-            "restore": self._action("Restore default &layout", self.restore_default_layout),
-            "about": self._action("&About DiffLab", self._about),
-        }
-        a["undo"].setIconText("Undo")  # the toolbar keeps short labels; menus say what
-        a["redo"].setIconText("Redo")
-        a["live"].setCheckable(True)
-        a["live"].setChecked(self.live)
-        a["stop"].setEnabled(False)
-        menu = self.menuBar()
-        file_menu = menu.addMenu("&File")
-        for name in ("new", "open"):
-            file_menu.addAction(a[name])
-        self.recent_menu = QMenu("Open &Recent", self)
-        file_menu.addMenu(self.recent_menu)
-        file_menu.addActions([a["save"], a["save_as"]])
-        file_menu.addSeparator()
-        file_menu.addActions([a["png"], a["svg"], a["csv"]])
-        file_menu.addSeparator()
-        file_menu.addAction(a["quit"])
-        edit = menu.addMenu("&Edit")
-        edit.addActions([a["undo"], a["redo"]])
-        edit.addSeparator()
-        edit.addAction(a["reset"])
-        run = menu.addMenu("&Run")
-        run.addActions([a["run"], a["stop"], a["keep"], a["live"]])
-        view = menu.addMenu("&View")
-        for dock in self.docks.values():
-            view.addAction(dock.toggleViewAction())
-        view.addSeparator()
-        view.addAction(a["restore"])
-        menu.addMenu("&Help").addAction(a["about"])
-        toolbar = self.addToolBar("Main")
-        toolbar.setObjectName("main_toolbar")
-        toolbar.setMovable(False)
-        toolbar.addActions([a["open"], a["save"]])
-        toolbar.addSeparator()
-        toolbar.addActions([a["undo"], a["redo"]])
-        toolbar.addSeparator()
-        toolbar.addActions([a["run"], a["stop"], a["keep"], a["live"]])
+        self.actions = build_actions(self)
+        self.recent_menu = build_menus(self, self.actions)
         self.recent_changed()
         self._undo_changed()
 
@@ -389,7 +326,7 @@ class MainWindow(QMainWindow):
 
     # -- commands ------------------------------------------------------------------------
 
-    def _toggle_live(self, on: bool) -> None:
+    def toggle_live(self, on: bool) -> None:
         self.live = on
         if on:
             self.request_solve()
@@ -401,7 +338,7 @@ class MainWindow(QMainWindow):
     def restore_default_layout(self) -> None:
         self.restoreState(self._default_state, STATE_VERSION)
 
-    def _about(self) -> None:
+    def about(self) -> None:
         QMessageBox.about(self, "About DiffLab",
                           f"<b>DiffLab {dl.__version__}</b><br>A lab for differentiable physics: "
                           "JAX, Equinox, diffrax, PySide6 and pyqtgraph.")
