@@ -147,7 +147,7 @@ def load_fits(lab, session) -> None:
     """Read the fits of a session back into ``lab`` (built-in models only)."""
     for stored in session.fits:
         try:
-            record = _fit_from_file(stored)
+            record = _fit_from_file(lab, stored)
         except (KeyError, ValueError, TypeError) as error:
             lab.log(f"fit {stored.name!r} could not be shown: {error}", "warning")
             continue
@@ -164,10 +164,11 @@ class StoredFit:
     model: object
 
 
-def _fit_from_file(stored) -> FitRecord:
+def _fit_from_file(lab, stored) -> FitRecord:
     record_model = stored.model
-    if record_model.origin != "builtin":
-        raise ValueError(f"it uses the user model {record_model.name!r}; load it first")
+    model = lab.model_from_record(record_model)
+    if model is None:
+        raise ValueError(f"it uses the model file {record_model.path}, not loaded here")
     group = stored.data
     if group is None:
         raise ValueError("it holds no data")
@@ -177,7 +178,7 @@ def _fit_from_file(stored) -> FitRecord:
                               states, sigma)
     settings = RunSettings.from_dict({**stored.settings, "seed": stored.attrs.get("seed", 0)})
     names = stored.parameter_names
-    request = FitRequest(record_model.build(), record_model.name, data, names, settings,
+    request = FitRequest(model, record_model.name, data, names, settings,
                          str(stored.attrs.get("optimizer", "lm")))
     record = FitRecord(request, np.asarray(stored.loss, dtype=float).tolist(),
                        np.asarray(stored.parameters, dtype=float).reshape(-1, len(names)).tolist())
@@ -189,5 +190,5 @@ def _fit_from_file(stored) -> FitRecord:
             dict(zip(names, map(float, np.atleast_1d(best)))),
             dict(zip(names, map(float, np.atleast_1d(stderr)))) if stderr is not None else {},
             str(stored.attrs.get("result_message", "")),
-            fitted.build() if fitted is not None else None)
+            lab.model_from_record(fitted) if fitted is not None else None)
     return record  # the model curve is computed off the GUI thread when the fit is shown

@@ -16,13 +16,13 @@ an event on ``lab.events`` (see :data:`EVENTS`).
 """
 
 import dataclasses
-import json
 import math
 import re
 
 import difflab as dl
 
 from .events import EmitterGroup
+from .layout import PlotLayout
 from .runs import Run, RunSettings, SolveRequest, describe_failure, solve
 from .undo import Command, UndoStack
 
@@ -42,44 +42,6 @@ EVENTS = {
 }
 NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]{0,63}")
 DEFAULT_MODEL = "pendulum"
-
-
-@dataclasses.dataclass
-class PlotLayout:
-    """What the plots show: the time-series states, the phase-portrait axes, the front view."""
-
-    time_states: tuple[str, ...] = ()
-    phase_x: str = ""
-    phase_y: str = ""
-    view: str = "time"
-
-    @classmethod
-    def for_states(cls, states, view: str = "time") -> "PlotLayout":
-        states = tuple(states)
-        y = states[1] if len(states) > 1 else states[0]
-        return cls(states[:4], states[0], y, view)
-
-    def fitted_to(self, states) -> "PlotLayout":
-        """This layout where it names existing states, the default where it does not."""
-        states = tuple(states)
-        default = PlotLayout.for_states(states, self.view)
-        kept = tuple(s for s in self.time_states if s in states)
-        return PlotLayout(
-            kept or default.time_states,
-            self.phase_x if self.phase_x in states else default.phase_x,
-            self.phase_y if self.phase_y in states else default.phase_y,
-            self.view,
-        )
-
-    def to_json(self) -> dict:
-        return {"time_states": list(self.time_states), "phase": [self.phase_x, self.phase_y],
-                "view": self.view}
-
-    @classmethod
-    def from_json(cls, data: dict) -> "PlotLayout":
-        phase = list(data.get("phase") or ["", ""]) + ["", ""]
-        return cls(tuple(str(s) for s in data.get("time_states", ())), str(phase[0]),
-                   str(phase[1]), str(data.get("view", "time")))
 
 
 class Lab:
@@ -149,6 +111,27 @@ class Lab:
         self.model_name = None  # a new class: rebuild what shows the model
         self._restore_model({"model": name, "params": params})
         self.undo_stack.clear()
+
+    def model_from_record(self, record) -> dl.Model | None:
+        """The model a session file's :class:`~difflab.io.ModelRecord` describes, or None.
+
+        Built-in and equation models are rebuilt (equations are parsed, never run). A
+        Python model file's class is the one loaded here, else its stored text is run only
+        if the user trusts that content (``difflab trust``, the app's prompt); its class
+        then joins the user models. Otherwise None: DiffLab runs no code from a file.
+        """
+        if record.origin == "builtin":
+            return record.build()
+        cls = self.user_models.get(record.name)
+        if cls is None:
+            from .trust import TrustStore
+
+            try:
+                cls = dl.models.from_source(record, trust=TrustStore())
+            except (ValueError, PermissionError, OSError):  # untrusted, or it fails to load
+                return None
+            self.add_user_model(cls, record.name)
+        return record.build(cls())
 
     def base_model(self, name: str) -> dl.Model:
         if name not in self._bases:
@@ -392,9 +375,6 @@ class Lab:
 
         return (f"{self.model_name} ({format_params(self.params)}), "
                 f"{len(self.runs)} kept run(s)")
-
-    def to_json(self) -> str:
-        return json.dumps({"settings": self.app_settings(), "plot_layout": self.layout.to_json()})
 
     def reset(self, model: str = DEFAULT_MODEL) -> None:
         """A new, empty session (File > New)."""

@@ -97,7 +97,7 @@ def load_sensitivities(lab, session) -> None:
     """Read the trajectory sensitivities of a session back into ``lab``."""
     for stored in session.sensitivities:
         try:
-            record = _from_file(session, stored)
+            record = _from_file(lab, session, stored)
         except (KeyError, ValueError, TypeError) as error:
             lab.log(f"sensitivity {stored.name!r} could not be shown: {error}", "warning")
             continue
@@ -105,14 +105,14 @@ def load_sensitivities(lab, session) -> None:
             lab.add_result("sensitivity", record, stored.name)
 
 
-def _from_file(session, stored) -> SensitivityRecord | None:
+def _from_file(lab, session, stored) -> SensitivityRecord | None:
     if stored.dy_dp is None or "run" not in stored.attrs:
         return None
     run = session.runs[stored.attrs["run"]]
     model_record = stored.model
     names = tuple(str(p) for p in stored.parameter_names)
     values = np.array([model_record.parameters[p] for p in names])
-    model = model_record.build() if model_record.origin == "builtin" else model_record
+    model = lab.model_from_record(model_record) or model_record
     settings = RunSettings.from_dict({**stored.settings, "seed": stored.attrs.get("seed", 0)})
     return SensitivityRecord(model_record.name, model, settings, np.asarray(run.time),
                              np.asarray(run.y), np.asarray(stored.dy_dp), names, values,

@@ -18,7 +18,6 @@ import difflab as dl
 
 from .lab import Lab, PlotLayout
 from .runs import Run, RunSettings
-from .trust import TrustStore
 from .fits import load_fits, save_fit
 from .sensitivities import load_sensitivities, save_sensitivity
 from .sweeps import load_sweeps, save_sweep
@@ -72,30 +71,10 @@ def save_lab(lab: Lab, path, *, plot_layout: dict | None = None, compress: bool 
     lab.mark_dirty(False)
 
 
-def _user_class(lab: Lab, record):
-    """The class of a session's user model: already loaded, its stored equations (parsed,
-    never run), or its stored file text run because the user trusts that content
-    (``difflab trust``, the app's prompt); else None."""
-    if record.name in lab.user_models:
-        return lab.user_models[record.name]
-    if not record.source:
-        return None
-    try:
-        cls = dl.models.from_source(record, trust=TrustStore())
-    except (ValueError, PermissionError, OSError):  # untrusted, or the text does not load
-        return None
-    lab.add_user_model(cls, record.name)
-    return cls
-
-
 def _run_from_file(lab: Lab, stored) -> Run | None:
     record = stored.model
-    cls = None if record.origin == "builtin" else _user_class(lab, record)
-    if record.origin == "builtin":
-        model = record.build()
-    elif cls is not None:
-        model = record.build(cls())
-    else:
+    model = lab.model_from_record(record)
+    if model is None:
         lab.log(f"run {stored.name!r} uses the user model {record.name!r} ({record.path}); "
                 "its data is shown, but DiffLab runs no code from a session file: load the "
                 "model file to rerun it", "warning")

@@ -246,9 +246,9 @@ def load_sweeps(lab, session) -> None:
 
 def _sweep_from_file(lab, stored, meta: dict) -> SweepData:
     record = stored.model
-    if record.origin != "builtin":
-        raise ValueError(f"it uses the user model {record.name!r}; load it first")
-    model = record.build()
+    model = lab.model_from_record(record)
+    if model is None:
+        raise ValueError(f"it uses the model file {record.path}, not loaded here")
     settings = RunSettings.from_dict({**stored.settings, "seed": stored.attrs.get("seed", 0)})
     axes = tuple(Axis(**a) for a in meta["axes"])
     request = SweepRequest(model, record.name, axes, meta["reduction"], meta["state"], settings)

@@ -8,11 +8,10 @@ signals. Window layout, run settings and recent files persist in ``QSettings``.
 import json
 import sys
 
+import jax
 from PySide6.QtCore import QByteArray, QSettings, Qt, QTimer, Signal
 from PySide6.QtWidgets import (QDockWidget, QLabel, QMainWindow, QMessageBox, QProgressBar,
                                QTabWidget)
-
-import jax
 
 import difflab as dl
 

@@ -149,7 +149,7 @@ class RunPlot(QWidget):
         return out
 
     def wanted(self) -> dict[tuple[str, str], tuple]:
-        """key -> (pen, legend name, x data, y data) of every curve to draw now."""
+        """key -> (pen, legend name, x, y, all finite) of every curve to draw now."""
         raise NotImplementedError
 
     def draw(self) -> None:
@@ -161,21 +161,13 @@ class RunPlot(QWidget):
         for key in [k for k in self.curves if k not in wanted]:
             self.plot.removeItem(self.curves.pop(key))
             self._styles.pop(key, None)
-        for key, (pen, name, x, y) in wanted.items():
+        for key, (pen, name, x, y, finite) in wanted.items():
             curve = self.curve(key, pen, name)
             style = (pen.color().name(), pen.style(), pen.widthF())
             if self._styles.get(key) != style:
                 curve.setPen(pen)
                 self._styles[key] = style
-            curve.setData(x, y)
-
-    def data_for_export(self) -> dict[str, np.ndarray]:
-        """The plotted curves as named columns (for CSV export)."""
-        columns = {}
-        for key, (_, name, x, y) in self.wanted().items():
-            columns[f"{name} (x)"] = np.asarray(x)
-            columns[name] = np.asarray(y)
-        return columns
+            curve.setData(x, y, skipFiniteCheck=finite)  # a successful run is all finite
 
 
 class TimeSeriesPlot(RunPlot):
@@ -258,7 +250,7 @@ class TimeSeriesPlot(RunPlot):
                 x, y = run.ts[:n], run.ys[:n, j]
                 if not run.complete:  # streaming: redrawn every frame, so keep it small
                     x, y = peak_decimate(x, y)
-                out[(key, state)] = (pen, label, x, y)
+                out[(key, state)] = (pen, label, x, y, run.ok)
         return out
 
 
@@ -310,5 +302,5 @@ class PhasePlot(RunPlot):
             y = run.ys[:n:step, run.state_names.index(layout.phase_y)]
             color = QColor("#202020") if index is None else run_color(index)
             pen = run_pen(index, color, thin=len(x) > THIN_ABOVE)
-            out[(key, "phase")] = (pen, "current" if index is None else key, x, y)
+            out[(key, "phase")] = (pen, "current" if index is None else key, x, y, run.ok)
         return out

@@ -5,7 +5,6 @@ values and run settings; the plot shows ``d y / d p`` (or ``d log y / d log p``)
 chosen state against time, one curve per parameter.
 """
 
-import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (QAbstractItemView, QCheckBox, QComboBox, QFormLayout,

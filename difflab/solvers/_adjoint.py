@@ -21,7 +21,7 @@ Three strategies, chosen with ``simulate(..., adjoint=...)``:
 - :class:`AutoAdjoint` (``"auto"``, the default): forward sensitivities while the
   differentiated scalars number at most ``max_forward``, else the checkpointed adjoint.
 
-The rule of ``"auto"``: a model whose array leaves hold at most ``max_forward`` (32)
+The rule of ``"auto"``: a model whose array leaves hold at most ``max_forward`` (16)
 scalars in total is always differentiated by forward sensitivities, which every JAX
 transformation supports. A larger model (a neural network) is wrapped in a
 ``jax.custom_vjp`` that counts, when ``jax.grad`` reaches it, the scalars actually
@@ -40,7 +40,7 @@ from jax.flatten_util import ravel_pytree
 
 from ._integrate import Plan, forward_integrate, save_step, sensitivities, step_count
 
-MAX_FORWARD = 32
+MAX_FORWARD = 16  # measured crossover: between 13 and 21 scalars (docs/fitting.md)
 
 
 class AbstractAdjoint(eqx.Module):

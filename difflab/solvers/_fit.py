@@ -19,10 +19,11 @@ import numpy as np
 from ..io._observations import Observations, _sigma_array, read_observations
 from . import _sharding
 from ._fit_methods import method_name, resolve_method
-from ._fit_problem import (Problem, check_model, initial_u, make_scale, split_params,
-                           start_points)
+from ._fit_problem import Problem, check_model, make_scale, split_params, start_points
+from ._fit_run import Runner
 from ._result import Result
-from ._simulate import simulate
+from ._catalog import resolve_solver
+from ._simulate import DEFAULT_N_SAVE, simulate
 
 DEFAULT_MAX_STEPS = {"lm": 200, "gauss_newton": 200, "dogleg": 200, "bfgs": 500, "adam": 2000}
 DEFAULT_CHUNK = {"adam": 50}
@@ -233,18 +234,21 @@ def fit_stream(model, data, params=None, *, sigma=None, method="lm", t0=0.0, t1=
     u_rows = start_points(problem.names, scales, model, starts, seed)
     chosen = _sharding.select_devices(devices)
     mesh = _sharding.batch_mesh(chosen[: min(len(chosen), len(u_rows))])
-    runner = _Runner(optimizer, problem, scales, mesh, args, model, u_rows, chunk)
+    runner = Runner(optimizer, problem, scales, mesh, args, model, u_rows, chunk)
+
+    def result(stopped=False):
+        outcome = runner.finish(adam=name in ("adam", "optax"), stopped=stopped)
+        return _result(runner, outcome, model, obs, settings, absolute, name, max_steps,
+                       learning_rate, started, stopped)
+
     while runner.steps < max_steps and not runner.all_done:
-        progress = runner.advance(max_steps - runner.steps)
-        command = yield progress
+        step, losses, parameters, start_losses = runner.advance(max_steps - runner.steps)
+        command = yield FitProgress(step, losses, parameters, start_losses, problem.names)
         if command == "stop":
-            yield runner.finish(model, obs, settings, absolute, name, max_steps,
-                                learning_rate, started, stopped=True)
+            yield result(stopped=True)
             return
-    result = runner.finish(model, obs, settings, absolute, name, max_steps, learning_rate,
-                           started)
     yield FitProgress(runner.steps, np.zeros(0), np.zeros((0, len(problem.names))),
-                      runner.last_loss.copy(), problem.names, True, result)
+                      runner.last_loss.copy(), problem.names, True, result())
 
 
 # -- setting up -----------------------------------------------------------------------
@@ -264,6 +268,8 @@ def _setup(model, obs, params, *, sigma, t0, t1, dt, solver, n_save, y0, bounds,
     if not t1 > t0 or obs.t.min() < t0 or obs.t.max() > t1:
         raise ValueError(f"the observations span [{obs.t.min():g}, {obs.t.max():g}], which "
                          f"must lie within (t0, t1] = ({t0:g}, {t1:g}]")
+    if n_save is None and dt is not None and not resolve_solver(solver, model).adaptive:
+        n_save = min(DEFAULT_N_SAVE, math.ceil((t1 - t0) / float(dt) * (1 - 1e-12)) + 1)
     static = {"solver": solver, "n_save": n_save, **{k: v for k, v in simulate_options.items()
                                                       if k in ("max_steps",)}}
     problem = Problem(scalars, tuple(s.kind for s in scales), arrays,
@@ -317,123 +323,27 @@ def _noise(obs: Observations, sigma):
     return np.ones(obs.y.shape), False
 
 
-# -- running: chunks of steps for every start, on every device ------------------------
+# -- the result -------------------------------------------------------------------------
 
 
-class _Runner:
-    """The host side of a fit: starts on the devices, one chunk of steps per call."""
-
-    def __init__(self, optimizer, problem, scales, mesh, args, model, u_rows, chunk):
-        self.optimizer, self.problem, self.mesh, self.args = optimizer, problem, mesh, args
-        self.scales = scales
-        self.n_starts, self.chunk = len(u_rows), chunk
-        n_pad = _sharding.padded_size(self.n_starts, mesh.size)
-        free = initial_u(problem, model, u_rows[0])["free"]
-        rows = _sharding.pad_batch(u_rows, n_pad)
-        u = {"scalars": rows, "free": jax.tree.map(
-            lambda x: np.broadcast_to(np.asarray(x), (n_pad, *np.shape(x))), free)}
-        self.u = _sharding.put_batch(u, mesh)
-        self.state = jax.device_put(_init(optimizer, problem, self.u, args),
-                                    _sharding.batch_sharding(mesh))
-        self.status = _sharding.put_batch({
-            "done": np.zeros(n_pad, bool), "code": np.zeros(n_pad, np.int32),
-            "best": np.full(n_pad, np.inf), "mark": np.full(n_pad, np.inf),
-            "since": np.zeros(n_pad, np.int32)}, mesh)
-        self.steps = 0
-        self.last_loss = np.full(self.n_starts, np.nan)
-        self.last_params = self._params(u_rows)
-        self.history, self.param_history = [], []
-
-    @property
-    def all_done(self) -> bool:
-        return bool(np.all(_sharding.local_rows(self.status["done"])[: self.n_starts]))
-
-    def _params(self, u_rows):
-        return np.stack([[float(s.value(u)) for s, u in zip(self.scales, row)]
-                         for row in np.asarray(u_rows)]).reshape(len(u_rows), -1)
-
-    def advance(self, remaining: int) -> FitProgress:
-        # the step buffers have a power-of-two length, so small chunk sizes share a program
-        size = 1 << max(4, (self.chunk - 1).bit_length())
-        out = _chunk(self.optimizer, self.problem, size, self.u, self.state,
-                     self.status, jnp.asarray(min(remaining, self.chunk)),
-                     jnp.asarray(np.nanmin(self.last_loss) if np.any(np.isfinite(self.last_loss))
-                                 else np.inf), self.args)
-        # keep the batch laid out as it went in, so the next chunk reuses the program
-        self.u, self.state, self.status = jax.device_put(
-            out[:3], _sharding.batch_sharding(self.mesh))
-        losses, params, taken = out[3:]
-        losses, params, taken = (np.array(_sharding.local_rows(x))[: self.n_starts]
-                                 for x in (losses, params, taken))
-        k = int(taken.max())
-        losses, params = self._fill(losses[:, :k], params[:, :k], taken)
-        best = np.argmin(np.where(np.isfinite(losses), losses, np.inf), axis=0)
-        chunk_losses = losses[best, np.arange(k)]
-        chunk_params = params[best, np.arange(k)]
-        self.steps += k
-        self.history.append(chunk_losses)
-        self.param_history.append(chunk_params)
-        if k == 0:  # every start had finished
-            done = np.ones(self.status["done"].shape, bool)
-            self.status = {**self.status, "done": _sharding.put_batch(done, self.mesh)}
-        return FitProgress(self.steps, chunk_losses, chunk_params, self.last_loss.copy(),
-                           self.problem.names)
-
-    def _fill(self, losses, params, taken):
-        """Carry each start's last loss and parameters over the steps it did not take."""
-        for i, n in enumerate(taken):
-            if n < losses.shape[1]:
-                losses[i, n:] = losses[i, n - 1] if n > 0 else self.last_loss[i]
-                params[i, n:] = params[i, n - 1] if n > 0 else self.last_params[i]
-            if losses.shape[1]:
-                self.last_loss[i], self.last_params[i] = losses[i, -1], params[i, -1]
-        return losses, params
-
-    def finish(self, model, obs, settings, absolute, name, max_steps, learning_rate, started,
-               stopped=False) -> FitResult:
-        u_rows = jax.tree.map(lambda x: np.asarray(_sharding.local_rows(x))[: self.n_starts],
-                              self.u)
-        code = np.asarray(_sharding.local_rows(self.status["code"]))[: self.n_starts]
-        done = np.asarray(_sharding.local_rows(self.status["done"]))[: self.n_starts]
-        final = np.where(np.isfinite(self.last_loss), self.last_loss, np.inf)
-        best = int(np.argmin(final))
-        u = jax.tree.map(lambda x: jnp.asarray(x[best]), u_rows)
-        r, jac, params = _final(self.problem, u, self.args)
-        result = Result(int(code[best]))
-        if result == Result.SUCCESS and not done[best] and name not in ("adam", "optax"):
-            result = Result.MAX_STEPS_REACHED
-        if stopped and result == Result.SUCCESS:
-            result = Result.MAX_STEPS_REACHED
-        return _result(self, model, obs, settings, absolute, name, max_steps, learning_rate,
-                       started, stopped, best, u, r, jac, params, result, final)
-
-
-def _result(runner, model, obs, settings, absolute, name, max_steps, learning_rate, started,
-            stopped, best, u, r, jac, params, result, final) -> FitResult:
-    problem = runner.problem
-    r, jac, params = np.asarray(r), np.asarray(jac), np.asarray(params)
+def _result(runner, outcome, model, obs, settings, absolute, name, max_steps,
+            learning_rate, started, stopped) -> FitResult:
+    problem, o = runner.problem, outcome
     n_data = int(np.isfinite(obs.y).sum())
-    n_free = sum(int(np.size(x)) for x in jax.tree.leaves(u["free"]))
+    n_free = sum(int(np.size(x)) for x in jax.tree.leaves(o.u["free"]))
     dof = n_data - len(problem.names) - n_free
-    chi2 = float(np.sum(r * r))
-    cov = _covariance(jac, chi2, dof, absolute)
+    chi2 = float(np.sum(o.residuals ** 2))
+    cov = _covariance(o.jacobian, chi2, dof, absolute)
     se = np.sqrt(np.clip(np.diag(cov), 0, None)) if cov.size else np.zeros(0)
     with np.errstate(divide="ignore", invalid="ignore"):
         corr = cov / np.outer(se, se) if cov.size else cov
-    fitted = problem.model(u, runner.args)
-    history = np.concatenate(runner.history) if runner.history else np.zeros(0)
-    param_history = (np.concatenate(runner.param_history) if runner.param_history
-                     else np.zeros((0, len(problem.names))))
-    all_params = runner._params(np.asarray(
-        jax.tree.map(lambda x: np.asarray(_sharding.local_rows(x)), runner.u)["scalars"]
-    )[: runner.n_starts])
     return FitResult(
-        names=problem.names, params=dict(zip(problem.names, map(float, params))),
+        names=problem.names, params=dict(zip(problem.names, map(float, o.params))),
         stderr=dict(zip(problem.names, map(float, se))), covariance=cov, correlation=corr,
-        model=fitted, start_model=model, loss=0.5 * chi2, chi2=chi2, n_data=n_data, dof=dof,
-        absolute_sigma=absolute, loss_history=history, parameter_history=param_history,
-        result=result, n_steps=runner.steps, method=name, start_losses=final.copy(),
-        start_params=all_params, best_start=best, data=obs, settings=settings,
+        model=o.model, start_model=model, loss=0.5 * chi2, chi2=chi2, n_data=n_data, dof=dof,
+        absolute_sigma=absolute, loss_history=o.history, parameter_history=o.param_history,
+        result=o.result, n_steps=runner.steps, method=name, start_losses=o.start_losses,
+        start_params=o.start_params, best_start=o.best, data=obs, settings=settings,
         max_steps=max_steps, learning_rate=float(learning_rate) if name == "adam" else None,
         wall_time=time.perf_counter() - started, stopped=stopped, n_devices=runner.mesh.size)
 
@@ -451,95 +361,3 @@ def _covariance(jac, chi2, dof, absolute) -> np.ndarray:
     if not absolute:
         cov = cov * (chi2 / dof if dof > 0 else np.inf)
     return cov
-
-
-# -- the jitted kernels -----------------------------------------------------------------
-
-
-# The starts are laid over the devices by their input sharding (``put_batch``) and the
-# batch stays split through ``jit(vmap(...))``. Not ``shard_map``: inside it, lineax
-# compares array structures that carry the manual mesh axis and refuses them.
-
-
-@eqx.filter_jit
-def _init(optimizer, problem, u, args):
-    def one(u):
-        return eqx.filter(optimizer.init(problem, u, args), eqx.is_array)
-
-    return _batched(one, u)
-
-
-def _batched(fn, *batch):
-    """``vmap(fn)``, or ``fn`` on the only row of a batch of one (it compiles in about half
-    the time: a vmapped Levenberg-Marquardt step batches its linear algebra and branches)."""
-    if jax.tree.leaves(batch)[0].shape[0] == 1:
-        out = fn(*jax.tree.map(lambda x: x[0], batch))
-        return jax.tree.map(lambda x: x[None], out)
-    return jax.vmap(fn)(*batch)
-
-
-def _static_state(optimizer, problem, u, args):
-    """The non-array part of the optimizer's state (made afresh; its arrays go unused)."""
-    return eqx.filter(optimizer.init(problem, u, args), eqx.is_array, inverse=True)
-
-
-@eqx.filter_jit
-def _chunk(optimizer, problem, size, u, state, status, limit, leader, args):
-    def one(u, state, status):
-        static = _static_state(optimizer, problem, u, args)
-        losses = jnp.full((size,), jnp.nan)
-        params = jnp.full((size, len(problem.names)), jnp.nan)
-
-        def cond(carry):
-            k, _, _, status, _, _ = carry
-            return (k < limit) & ~status["done"]
-
-        def body(carry):
-            k, u, state, status, losses, params = carry
-            u, state, loss, done, code = optimizer.step(
-                problem, u, eqx.combine(state, static), args)
-            status = _stalled(optimizer, status, loss, done, code, args["optimizer"], leader)
-            state = eqx.filter(state, eqx.is_array)
-            losses = losses.at[k].set(loss)
-            params = params.at[k].set(problem.params(u, args))
-            return k + 1, u, state, status, losses, params
-
-        carry = (jnp.zeros((), jnp.int32), u, state, status, losses, params)
-        k, u, state, status, losses, params = jax.lax.while_loop(cond, body, carry)
-        return u, state, status, losses, params, k
-
-    return _batched(one, u, state, status)
-
-
-STALL_STEPS = 25
-TRAILING = (10.0, 1e-2)  # a start 10x worse than the best one, improving < 1% per window
-
-
-def _stalled(optimizer, status, loss, done, code, opt, leader):
-    """Retire LM/BFGS starts that will not matter, in windows of ``STALL_STEPS`` steps.
-
-    A start whose best loss fell by less than ``rtol`` (relative) over a window has
-    converged as far as it will (what is left are steps rejected again and again). With
-    several starts, one still ``TRAILING[0]`` times worse than the best start at the last
-    chunk (``leader``), and improving by less than ``TRAILING[1]`` per window, is given up.
-    """
-    best = jnp.minimum(status["best"], loss)
-    since = status["since"] + 1
-    window = since >= STALL_STEPS
-    progress = (status["mark"] - best) / jnp.abs(status["mark"])
-    stalled = window & ((progress <= opt["rtol"])
-                        | ((best > TRAILING[0] * leader) & (progress < TRAILING[1])))
-    stalled = stalled & jnp.asarray(getattr(optimizer, "stalls", False))
-    return {"done": done | stalled, "code": code, "best": best,
-            "mark": jnp.where(window, best, status["mark"]),
-            "since": jnp.where(window, 0, since)}
-
-
-@eqx.filter_jit
-def _final(problem, u, args):
-    r = problem.residuals(u, args, adjoint="forward")
-    params = problem.params(u, args)
-    if not problem.names:
-        return r, jnp.zeros((r.shape[0], 0)), params
-    jac = jax.jacfwd(lambda p: problem.residuals(u, args, params=p, adjoint="forward"))(params)
-    return r, jac, params

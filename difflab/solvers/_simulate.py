@@ -168,7 +168,7 @@ def simulate(
         adjoint: how ``jax.grad`` and ``jax.jacfwd`` differentiate the run:
             ``"forward"`` (sensitivities carried in the solve), ``"reverse"`` (a
             checkpointed discrete adjoint, reverse mode only) or ``"auto"`` (forward for
-            at most 32 differentiated scalars, else reverse; see ``docs/fitting.md``).
+            at most 16 differentiated scalars, else reverse; see ``docs/fitting.md``).
 
     Parameter values, ``y0``, ``t0``, ``t1``, ``dt`` and tolerances are traced: changing
     them reuses the compiled program.

@@ -70,3 +70,23 @@ def test_opening_a_file_that_is_not_a_session_fails_cleanly(tmp_path):
     with pytest.raises(dl.io.SessionFileError):
         open_lab(lab, bad)
     assert lab.params["g"] == 2.0  # the session is untouched
+
+
+def test_an_equation_model_comes_back_from_its_text(tmp_path):
+    spring = dl.models.from_equations("name: Spring\nparams: k = 1.0 in (0, 10)\n"
+                                      "init: x = 1, v = 0\ndx/dt = v\ndv/dt = -k*x\n")
+    lab = Lab()
+    lab.add_user_model(spring)
+    lab.select_model("Spring")
+    lab.set_param("k", 4.0)
+    lab.solve_now()
+    lab.keep_current("stiff")
+    save_lab(lab, tmp_path / "spring.h5")
+    other = Lab()
+    open_lab(other, tmp_path / "spring.h5")
+    assert other.model_name == "Spring" and other.params["k"] == 4.0
+    assert "Spring" in other.catalog()["user"] and list(other.runs) == ["stiff"]
+    np.testing.assert_allclose(other.runs["stiff"]["x"], np.cos(2.0 * other.runs["stiff"].ts),
+                               atol=1e-6)
+    other.solve_now()  # the rebuilt class simulates like the original
+    np.testing.assert_array_equal(other.current.ys, lab.current.ys)

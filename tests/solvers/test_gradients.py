@@ -154,7 +154,7 @@ def test_reverse_adjoint_differentiates_y0_t0_t1_under_vmap():
 
 
 def test_auto_adjoint_uses_reverse_mode_for_large_models_only():
-    hybrid = dl.models.get("hybrid_oscillator")(width=8)  # 37 parameters: more than 32
+    hybrid = dl.models.get("hybrid_oscillator")(width=8)  # 37 parameters: more than 16
     hybrid = eqx.tree_at(lambda m: m.correction.layers[-1].weight, hybrid,
                          jnp.full((1, 8), 0.1))
     loss = lambda m: jnp.sum(dl.simulate(m, 1.0, dt=1e-2).ys ** 2)

@@ -1,0 +1,41 @@
+"""What the app's plots show: saved with a session as its ``/app`` ``plot_layout``."""
+
+import dataclasses
+
+
+@dataclasses.dataclass
+class PlotLayout:
+    """What the plots show: the time-series states, the phase-portrait axes, the front view."""
+
+    time_states: tuple[str, ...] = ()
+    phase_x: str = ""
+    phase_y: str = ""
+    view: str = "time"
+
+    @classmethod
+    def for_states(cls, states, view: str = "time") -> "PlotLayout":
+        states = tuple(states)
+        y = states[1] if len(states) > 1 else states[0]
+        return cls(states[:4], states[0], y, view)
+
+    def fitted_to(self, states) -> "PlotLayout":
+        """This layout where it names existing states, the default where it does not."""
+        states = tuple(states)
+        default = PlotLayout.for_states(states, self.view)
+        kept = tuple(s for s in self.time_states if s in states)
+        return PlotLayout(
+            kept or default.time_states,
+            self.phase_x if self.phase_x in states else default.phase_x,
+            self.phase_y if self.phase_y in states else default.phase_y,
+            self.view,
+        )
+
+    def to_json(self) -> dict:
+        return {"time_states": list(self.time_states), "phase": [self.phase_x, self.phase_y],
+                "view": self.view}
+
+    @classmethod
+    def from_json(cls, data: dict) -> "PlotLayout":
+        phase = list(data.get("phase") or ["", ""]) + ["", ""]
+        return cls(tuple(str(s) for s in data.get("time_states", ())), str(phase[0]),
+                   str(phase[1]), str(data.get("view", "time")))
