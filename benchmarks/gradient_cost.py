@@ -20,9 +20,10 @@ most 10x that at 10^4.
 
 XLA's CPU backend compiles a ``while`` loop into one kernel only when its body is small
 (under 1 kB of buffers by default); bigger loop bodies, like the tangent-carrying loop of
-forward sensitivities, run op by op with a dispatch per operation. The script runs twice:
-with XLA's defaults, and with that limit raised through
-``XLA_FLAGS=--xla_backend_extra_options=xla_cpu_small_while_loop_byte_threshold=...``.
+forward sensitivities, run op by op with a dispatch per operation. DiffLab raises that
+limit when it is imported (``difflab/_config.py``); the script runs twice, with DiffLab's
+setting and with XLA's default put back through
+``XLA_FLAGS=--xla_backend_extra_options=xla_cpu_small_while_loop_byte_threshold=1024``.
 """
 
 import os
@@ -31,7 +32,8 @@ import subprocess
 import sys
 import time
 
-THRESHOLD_FLAG = "--xla_backend_extra_options=xla_cpu_small_while_loop_byte_threshold=100000000"
+LIMIT_OPTION = "--xla_backend_extra_options=xla_cpu_small_while_loop_byte_threshold="
+XLA_DEFAULT_LIMIT = 1024
 T1, DT, N_SAVE, BATCH = 10.0, 0.01, 1001, 1000
 
 
@@ -201,9 +203,12 @@ def _bytes(compiled) -> int:
 def run_here() -> None:
     import jax
 
+    from difflab._config import SMALL_LOOP_BYTES
+
     flags = os.environ.get("XLA_FLAGS", "")
-    raised = "small_while_loop_byte_threshold" in flags
-    print(f"\n=== XLA CPU small-while-loop limit: {'raised' if raised else 'default (1 kB)'}"
+    raised = f"{LIMIT_OPTION}{XLA_DEFAULT_LIMIT}" not in flags
+    limit = f"DiffLab's ({SMALL_LOOP_BYTES:.0e} B)" if raised else "XLA's default (1 kB)"
+    print(f"\n=== XLA CPU small-while-loop limit: {limit}"
           f" | jax {jax.__version__}, {jax.devices()[0].device_kind}, "
           f"{os.cpu_count()} CPU threads ===")
     print(f"\nLorenz, RK4, {int(T1 / DT)} steps, loss over {N_SAVE} saved states, "
@@ -225,7 +230,7 @@ def main() -> None:
     if "--here" in sys.argv:
         run_here()
         return
-    for flags in ("", THRESHOLD_FLAG):
+    for flags in ("", f"{LIMIT_OPTION}{XLA_DEFAULT_LIMIT}"):
         env = dict(os.environ, XLA_FLAGS=f"{os.environ.get('XLA_FLAGS', '')} {flags}".strip())
         subprocess.run([sys.executable, __file__, "--here"], env=env, check=True)
 

@@ -11,7 +11,7 @@ Run it on a desktop, under Xvfb, or offscreen::
    curve (the re-solve on the live-solver thread, the signal back, the lab event and
    ``setData``). Target: median under 50 ms.
 2. Frame rate: the spring chain (16 states) streamed with 10 of its states shown,
-   100,001 saved points per curve (5,000,000 RK4 steps, so the stream lasts seconds),
+   100,001 saved points per curve (20,000,000 RK4 steps, so the stream lasts seconds),
    drawn as chunks arrive. The first frame, which creates the curves and the legend, is
    left out of the count. Frames are the paint
    events of the plot's viewport while chunks arrive. Also reported: the time of each
@@ -116,7 +116,7 @@ def frame_rate(app, window) -> dict:
     window.actions["live"].setChecked(False)
     window.toggle_live(False)
     lab.select_model("spring_chain")
-    lab.set_settings(t1=100.0, dt=2e-5, solver="rk4", n_save=100_001)
+    lab.set_settings(t1=100.0, dt=5e-6, solver="rk4", n_save=100_001)
     lab.set_layout(time_states=lab.state_names[:10], view="time")
 
     class Frames(QObject):

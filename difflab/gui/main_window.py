@@ -17,6 +17,7 @@ import difflab as dl
 
 from ..app.lab import Lab
 from ..app.runs import RunSettings, default_chunk_size, format_params, stream_run
+from . import _gc
 from .files import FileActions
 from .menus import build_actions, build_menus
 from .panels import DevicePanel, LogPanel, ModelBrowser, RunSettingsPanel, RunsPanel
@@ -44,6 +45,7 @@ class MainWindow(QMainWindow):
         # Worker threads run Python (JAX tracing) beside the GUI thread: hand the GIL over
         # every millisecond rather than every 5, so a redraw never waits long for it.
         sys.setswitchinterval(min(sys.getswitchinterval(), SWITCH_INTERVAL_S))
+        _gc.hold(self)  # Qt objects are freed on the GUI thread only (see _gc)
         self.settings = settings or QSettings("DiffLab", "DiffLab")
         self.lab = lab or Lab(**self._restored_lab_args())
         self.files = FileActions(self, self.lab, self.settings)
@@ -396,6 +398,7 @@ class MainWindow(QMainWindow):
         for worker in list(self.workers.values()):
             worker.wait(30_000)
         self.live_solver.shutdown()
+        _gc.release(self)
 
 
 def _launch(worker: TaskWorker) -> None:

@@ -360,7 +360,7 @@ def consolidate(path, record: SweepRecord, name: str, shards=None, *,
     folder = Path(path).parent
     with _edit(path, command_line) as session:
         if name in session.file["sweeps"]:
-            session._provenance = session.file["sweeps"][name].attrs.get("provenance")
+            session._provenance = _h5.text(session.file["sweeps"][name].attrs.get("provenance"))
             del session.file["sweeps"][name]
         writer = session.new_sweep(name=name, **record.writer_options())
         _h5.set_attrs(writer.group, record.attrs)

@@ -76,6 +76,7 @@ class Model(eqx.Module):
     domain: ClassVar[str] = "user"
     description: ClassVar[str] = ""
     registry_name: ClassVar[str | None] = None
+    default_solver: ClassVar[str | None] = None  # None: "rk4" ("euler_maruyama" for SDEs)
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)

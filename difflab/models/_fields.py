@@ -15,13 +15,15 @@ class Heat1D(Model):
     Space is discretised by second-order central differences on ``n`` interior
     points ``x_i = (i + 1) dx`` with ``dx = 1 / (n + 1)``; time is left to the
     solver. The initial condition is ``sin(pi x)``. The fastest mode decays at
-    about ``4 D / dx^2``, so the system is stiff: use ``"kvaerno5"``.
+    about ``4 D / dx^2``, so the system is stiff: it is solved with ``"kvaerno5"``
+    unless another solver is named.
     """
 
     D: float = param(0.1, bounds=(1e-4, 10.0), unit="m^2/s", doc="diffusivity")
     n: int = eqx.field(static=True, default=50)
 
     domain = "fields"
+    default_solver = "kvaerno5"
     description = "1-D heat equation, method of lines, Dirichlet boundaries"
 
     @property

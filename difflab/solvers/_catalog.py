@@ -8,7 +8,7 @@ import difflib
 import functools
 
 from ..models import Model, SDEModel
-from ._steppers import RK4, AbstractStepper, Euler, EulerMaruyama, Heun, Leapfrog
+from ._steppers import RK4, Euler, EulerMaruyama, Heun, Leapfrog
 
 FIXED = {
     "euler": Euler(),
@@ -26,6 +26,9 @@ def available_solvers() -> list[str]:
 
 
 def default_solver(model: Model) -> str:
+    """The model's own ``default_solver``, else ``"euler_maruyama"`` (SDEs) or ``"rk4"``."""
+    if type(model).default_solver is not None:
+        return type(model).default_solver
     return "euler_maruyama" if isinstance(model, SDEModel) else "rk4"
 
 

@@ -155,7 +155,8 @@ def simulate(
             automatically). Fixed-step default: ``(t1 - t0) / 1000``.
         solver: a name (``"euler"``, ``"heun"``, ``"rk4"``, ``"leapfrog"``,
             ``"euler_maruyama"``, ``"tsit5"``, ``"dopri5"``, ``"dopri8"``,
-            ``"kvaerno5"``) or a solver object. Default ``"rk4"``
+            ``"kvaerno5"``) or a solver object. Default: the model's
+            ``default_solver`` (``"kvaerno5"`` for the stiff ``heat1d``), else ``"rk4"``
             (``"euler_maruyama"`` for SDE models).
         n_save: how many states to keep, evenly spaced from ``t0`` to ``t1``
             (default: every step, at most 1001).

@@ -215,6 +215,7 @@ def test_two_processes_on_localhost_equal_one(tmp_path):
     summary = json.loads(processes[0].stdout.read().strip().splitlines()[-1])
     assert summary["processes"] == 2 and summary["computed"] == 50 and summary["devices"] == 2
     assert not list(tmp_path.glob("two.shard*"))  # copied into two.h5, then removed
+    assert dl.open(out).sweeps[0].provenance["difflab_version"] == dl.__version__
     single = tmp_path / "one.h5"
     execute(build_job(load_config(config)), out=single, name="scan",
             attrs={"config": config.read_text()}, collect=False)

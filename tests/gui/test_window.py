@@ -146,3 +146,28 @@ def test_a_failed_run_is_reported_in_words(qtbot, window):
     text = window.log_panel.plain_text()
     assert "lorenz (sigma=10, rho=28, beta=2.66667)" in text and "euler" in text
     assert "failed" in window.status.text()
+
+
+def test_reference_cycles_are_freed_on_the_gui_thread_while_a_window_is_open(
+        qtbot, make_window):
+    import gc
+    import threading
+    import weakref
+
+    from PySide6.QtCore import QObject
+
+    window = make_window()
+    freed_in = []
+    cycle = QObject()
+    cycle.itself = cycle
+    weakref.finalize(cycle, lambda: freed_in.append(threading.current_thread()))
+    del cycle
+
+    kept = []  # enough new containers to set off an automatic collection
+    worker = threading.Thread(target=lambda: kept.append([[] for _ in range(10_000)]))
+    worker.start()
+    worker.join()
+    qtbot.waitUntil(lambda: bool(freed_in), timeout=5_000)
+    assert freed_in == [threading.main_thread()]
+    window.shutdown()
+    assert gc.isenabled()

@@ -40,3 +40,13 @@ def test_heat1d_general_profile_matches_sine_series():
     decay = np.exp(-np.outer(np.asarray(traj.ts), _decay_rates(n, diffusivity)))
     expected = dst(decay * coefficients, type=1, axis=1) / (2 * (n + 1))
     np.testing.assert_allclose(traj.ys, expected, atol=1e-8)
+
+
+def test_heat1d_is_solved_with_a_stiff_solver_unless_told_otherwise():
+    model = get("heat1d")(D=1.0, n=50)  # fastest mode ~ 10^4 / s: RK4 at dt = 1e-3 diverges
+    traj = dl.simulate(model, 1.0)
+    assert traj.ok
+    x = model.grid()
+    np.testing.assert_allclose(traj.ys[-1], np.exp(-np.pi**2) * np.sin(np.pi * x), rtol=1e-2,
+                               atol=1e-8)  # the discrete rate is pi^2 (1 - 3e-4)
+    assert not dl.simulate(model, 1.0, solver="rk4", throw=False).ok

@@ -1,7 +1,6 @@
 """Time-resolved forward sensitivities: against finite differences, normalised, saved."""
 
 import h5py
-import jax.numpy as jnp
 import numpy as np
 import pytest
 
