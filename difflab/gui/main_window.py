@@ -9,9 +9,9 @@ import json
 import sys
 
 import jax
-from PySide6.QtCore import QByteArray, QSettings, Qt, QTimer, Signal
+from PySide6.QtCore import QByteArray, QRect, QSettings, Qt, QTimer, Signal
 from PySide6.QtWidgets import (QDockWidget, QLabel, QMainWindow, QMessageBox, QProgressBar,
-                               QTabWidget)
+                               QTabBar, QTabWidget)
 
 import difflab as dl
 
@@ -338,6 +338,25 @@ class MainWindow(QMainWindow):
 
     def restore_default_layout(self) -> None:
         self.restoreState(self._default_state, STATE_VERSION)
+        QTimer.singleShot(0, self._hide_stray_tab_bars)
+
+    def showEvent(self, event) -> None:  # noqa: N802 (Qt override)
+        super().showEvent(event)
+        QTimer.singleShot(0, self._hide_stray_tab_bars)
+
+    def _hide_stray_tab_bars(self) -> None:
+        """Hide the tab bars Qt leaves behind where a dock area was laid out earlier.
+
+        Qt (6.11, 6.12) gives the second group of docks tabified before the window is
+        shown two tab bars, and leaves the extra one over the central widget.
+        """
+        titles = {dock.windowTitle(): dock for dock in self.docks.values()}
+        direct = Qt.FindChildOption.FindDirectChildrenOnly
+        for bar in self.findChildren(QTabBar, options=direct):
+            dock = titles.get(bar.tabText(bar.currentIndex()))
+            if dock is not None and bar.isVisible() and not _under(bar.geometry(),
+                                                                   dock.geometry()):
+                bar.hide()
 
     def about(self) -> None:
         QMessageBox.about(self, "About DiffLab",
@@ -399,6 +418,12 @@ class MainWindow(QMainWindow):
             worker.wait(30_000)
         self.live_solver.shutdown()
         _gc.release(self)
+
+
+def _under(bar: QRect, dock: QRect) -> bool:
+    """Whether a tab bar sits just below a dock (where Qt puts a dock area's tabs)."""
+    return abs(bar.top() - dock.bottom()) <= 8 and bar.left() < dock.right() \
+        and dock.left() < bar.right()
 
 
 def _launch(worker: TaskWorker) -> None:

@@ -171,3 +171,20 @@ def test_reference_cycles_are_freed_on_the_gui_thread_while_a_window_is_open(
     assert freed_in == [threading.main_thread()]
     window.shutdown()
     assert gc.isenabled()
+
+
+def test_every_visible_dock_tab_bar_sits_under_its_docks(qtbot, window):
+    from PySide6.QtWidgets import QTabBar
+
+    def placed():
+        direct = Qt.FindChildOption.FindDirectChildrenOnly
+        bars = [b for b in window.findChildren(QTabBar, options=direct) if b.isVisible()]
+        titles = {d.windowTitle(): d.geometry() for d in window.docks.values()}
+        spots = [(tuple(b.tabText(i) for i in range(b.count())), b.geometry()) for b in bars]
+        return len(bars) == 2 and all(
+            abs(bar.top() - titles[tabs[0]].bottom()) <= 8 for tabs, bar in spots)
+
+    qtbot.waitUntil(placed, timeout=5_000)
+    window.restore_default_layout()
+    qtbot.wait(50)
+    qtbot.waitUntil(placed, timeout=5_000)
