@@ -9,23 +9,18 @@ it); the fitted values, standard errors and correlations to stdout (``--json``: 
 
 import dataclasses
 import json
-import math
 import os
-import tomllib
 from pathlib import Path
 
 import numpy as np
 
+from ._config_file import ConfigError, keyed, number, parse, read, table
 from .cli import EXIT_FAILED, UsageError
 
 TOP = {"model", "data", "params", "name", "parameters", "solver", "fit", "bounds"}
 SOLVER = {"name", "t0", "t1", "dt", "n_save", "rtol", "atol", "max_steps"}
 FIT = {"method", "sigma", "starts", "seed", "max_steps", "rtol", "atol", "learning_rate",
        "chunk_size", "log_scale"}
-
-
-class ConfigError(UsageError):
-    """A fit file that cannot be used; the message names the key."""
 
 
 @dataclasses.dataclass
@@ -43,34 +38,9 @@ class FitConfig:
     bounds: dict
 
 
-def _table(data: dict, key: str, allowed=None) -> dict:
-    value = data.get(key, {})
-    if not isinstance(value, dict):
-        raise ConfigError(f"{key} must be a table")
-    for k in value:
-        if allowed is not None and k not in allowed:
-            raise ConfigError(f"unknown key {key}.{k} (allowed: {', '.join(sorted(allowed))})")
-    return value
-
-
-def _number(value, key: str, *, integer=False, positive=False):
-    ok = isinstance(value, int if integer else (int, float)) and not isinstance(value, bool)
-    if not ok or not math.isfinite(value) or (positive and value <= 0):
-        kind = "a positive " if positive else "a "
-        raise ConfigError(f"{key} must be {kind}{'integer' if integer else 'number'}, not {value!r}")
-    return value
-
-
 def load_config(path) -> FitConfig:
     """Read a fit file and check its structure (values are checked when the fit starts)."""
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except OSError as error:
-        raise ConfigError(f"cannot read {path}: {error.strerror or error}") from None
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as error:
-        raise ConfigError(f"{path}: {error}") from None
+    data = parse(read(path), path)
     unknown = [k for k in data if k not in TOP]
     if unknown:
         raise ConfigError(f"unknown key {unknown[0]} (allowed: {', '.join(sorted(TOP))})")
@@ -82,48 +52,38 @@ def load_config(path) -> FitConfig:
                                or not all(isinstance(p, str) for p in params)):
         raise ConfigError("params must be a non-empty list of parameter names")
     config = FitConfig(str(path), data["model"], data["data"], params, data.get("name"),
-                       _table(data, "parameters"), _table(data, "solver", SOLVER),
-                       _table(data, "fit", FIT), _table(data, "bounds"))
+                       table(data, "parameters"), table(data, "solver", SOLVER),
+                       table(data, "fit", FIT), table(data, "bounds"))
     _check_values(config)
     return config
 
 
 def _check_values(config: FitConfig) -> None:
     for name, value in config.parameters.items():
-        _number(value, f"parameters.{name}")
+        number(value, f"parameters.{name}")
     for key in ("t0", "t1", "dt", "rtol", "atol"):
         if key in config.solver:
-            _number(config.solver[key], f"solver.{key}", positive=key != "t0")
+            number(config.solver[key], f"solver.{key}", positive=key != "t0")
     for key in ("n_save", "max_steps"):
         if key in config.solver:
-            _number(config.solver[key], f"solver.{key}", integer=True, positive=True)
+            number(config.solver[key], f"solver.{key}", integer=True, positive=True)
     for key in ("starts", "max_steps", "chunk_size"):
         if key in config.fit:
-            _number(config.fit[key], f"fit.{key}", integer=True, positive=True)
+            number(config.fit[key], f"fit.{key}", integer=True, positive=True)
     for key in ("rtol", "atol", "learning_rate"):
         if key in config.fit:
-            _number(config.fit[key], f"fit.{key}", positive=True)
+            number(config.fit[key], f"fit.{key}", positive=True)
     sigma = config.fit.get("sigma")
     if isinstance(sigma, dict):
         for state, value in sigma.items():
-            _number(value, f"fit.sigma.{state}", positive=True)
+            number(value, f"fit.sigma.{state}", positive=True)
     elif sigma is not None:
-        _number(sigma, "fit.sigma", positive=True)
+        number(sigma, "fit.sigma", positive=True)
     for name, pair in config.bounds.items():
         if not (isinstance(pair, list) and len(pair) == 2):
             raise ConfigError(f"bounds.{name} must be [lower, upper]")
         for value in pair:
-            _number(value, f"bounds.{name}")
-
-
-def _keyed(where: str, fn, *args, **kwargs):
-    try:
-        return fn(*args, **kwargs)
-    except OSError as error:
-        raise ConfigError(f"{where}: cannot read {error.filename}: {error.strerror}") from None
-    except (ValueError, TypeError, KeyError) as error:
-        text = str(error.args[0] if isinstance(error, KeyError) and error.args else error)
-        raise ConfigError(f"{where}: {text.splitlines()[0] if text else type(error).__name__}") from None
+            number(value, f"bounds.{name}")
 
 
 def build(config: FitConfig):
@@ -131,12 +91,12 @@ def build(config: FitConfig):
     import difflab as dl
 
     base = Path(config.path).parent
-    cls = _keyed("model", dl.models.resolve, config.model_ref, base_dir=base)
-    model = _keyed("model", cls)
+    cls = keyed("model", dl.models.resolve, config.model_ref, base_dir=base)
+    model = keyed("model", cls)
     for name, value in config.parameters.items():
-        model = _keyed(f"parameters.{name}", model.replace, **{name: value})
+        model = keyed(f"parameters.{name}", model.replace, **{name: value})
     data_path = Path(config.data) if os.path.isabs(config.data) else base / config.data
-    data = _keyed("data", dl.io.read_observations, data_path)
+    data = keyed("data", dl.io.read_observations, data_path)
     solver = dict(config.solver)
     fit = dict(config.fit)
     kwargs = {

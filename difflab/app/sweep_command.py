@@ -7,14 +7,13 @@ ETA, failed points) goes to stderr; the summary to stderr, or as JSON to stdout.
 
 import dataclasses
 import json
-import math
 import os
 import sys
-import tomllib
 from pathlib import Path
 
 import numpy as np
 
+from ._config_file import ConfigError, keyed, number, one_line, parse, read, table
 from .cli import UsageError
 
 TOP = {"model", "name", "parameters", "initial_state", "solver", "space", "output", "run"}
@@ -24,10 +23,6 @@ OUTPUT = {"n_save", "trajectories", "observables"}
 RUN = {"chunk_size", "memory_budget", "block_size"}
 METHODS = ("uniform", "latin_hypercube", "sobol")
 SPACING = ("linspace", "logspace", "geomspace")
-
-
-class ConfigError(UsageError):
-    """A sweep file that cannot be used; the message names the key."""
 
 
 @dataclasses.dataclass
@@ -47,41 +42,14 @@ class SweepConfig:
     trust: object = True  # may a Python model file it names run? (True: the user gave it)
 
 
-def _table(data, key: str, allowed=None) -> dict:
-    value = data.get(key.rsplit(".", 1)[-1], {})
-    if not isinstance(value, dict):
-        raise ConfigError(f"{key} must be a table")
-    if allowed is not None:
-        for k in value:
-            if k not in allowed:
-                raise ConfigError(f"unknown key {key}.{k} (allowed: {', '.join(sorted(allowed))})")
-    return value
-
-
-def _number(value, key: str, *, integer=False, positive=False):
-    ok = isinstance(value, int if integer else (int, float)) and not isinstance(value, bool)
-    if not ok or not math.isfinite(value) or (positive and value <= 0):
-        kind = "a positive " if positive else "a "
-        raise ConfigError(f"{key} must be {kind}{'integer' if integer else 'number'}, "
-                          f"not {value!r}")
-    return value
-
-
 def load_config(path) -> SweepConfig:
     """Read and check the structure of a sweep file (values are checked when built)."""
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except OSError as error:
-        raise ConfigError(f"cannot read {path}: {error.strerror or error}") from None
-    return parse_config(text, path)
+    return parse_config(read(path), path)
 
 
 def parse_config(text: str, path) -> SweepConfig:
     """A sweep config from its TOML ``text``; relative model files are found beside ``path``."""
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as error:
-        raise ConfigError(f"{path} is not valid TOML: {error}") from None
+    data = parse(text, path)
     for key in data:
         if key not in TOP:
             raise ConfigError(f"unknown key {key!r} (allowed: {', '.join(sorted(TOP))})")
@@ -90,54 +58,54 @@ def parse_config(text: str, path) -> SweepConfig:
     name = data.get("name")
     if name is not None and not isinstance(name, str):
         raise ConfigError("name must be a string")
-    solver = _table(data, "solver", SOLVER)
+    solver = table(data, "solver", SOLVER)
     for key in ("t0", "t1", "dt", "rtol", "atol"):
         if key in solver:
-            _number(solver[key], f"solver.{key}", positive=key in ("dt", "rtol", "atol"))
+            number(solver[key], f"solver.{key}", positive=key in ("dt", "rtol", "atol"))
     if "t1" not in solver:
         raise ConfigError("solver.t1 is missing: the end time of every simulation")
     for key in ("max_steps", "seed"):
         if key in solver:
-            _number(solver[key], f"solver.{key}", integer=True, positive=key == "max_steps")
+            number(solver[key], f"solver.{key}", integer=True, positive=key == "max_steps")
     if "name" in solver and not isinstance(solver["name"], str):
         raise ConfigError("solver.name must be a solver name, e.g. \"rk4\"")
     return SweepConfig(os.fspath(path), text, data["model"], name,
                        _numbers_table(data, "parameters"), _numbers_table(data, "initial_state"),
-                       solver, _table(data, "space"), _output(data), _run(data))
+                       solver, table(data, "space"), _output(data), _run(data))
 
 
 def _output(data) -> dict:
-    output = _table(data, "output", OUTPUT)
+    output = table(data, "output", OUTPUT)
     if "n_save" in output:
-        _number(output["n_save"], "output.n_save", integer=True, positive=True)
+        number(output["n_save"], "output.n_save", integer=True, positive=True)
     if not isinstance(output.get("trajectories", False), bool):
         raise ConfigError("output.trajectories must be true or false")
-    for name, spec in _table(output, "output.observables").items():
+    for name, spec in table(output, "output.observables").items():
         if not isinstance(spec, str):
             raise ConfigError(f"output.observables.{name} must be a spec like \"max(x)\"")
     return output
 
 
 def _run(data) -> dict:
-    run = _table(data, "run", RUN)
+    run = table(data, "run", RUN)
     for key in ("chunk_size", "block_size"):
         if key in run:
-            _number(run[key], f"run.{key}", integer=True, positive=True)
+            number(run[key], f"run.{key}", integer=True, positive=True)
     budget = run.get("memory_budget", 1)
     if not isinstance(budget, (int, str)) or isinstance(budget, bool):
         raise ConfigError("run.memory_budget must be bytes or a size like \"512 MiB\"")
     if isinstance(budget, str):
         from difflab.solvers._sweep_job import _bytes
 
-        _keyed("run.memory_budget", _bytes, budget)
+        keyed("run.memory_budget", _bytes, budget)
     return run
 
 
 def _numbers_table(data, key) -> dict:
-    table = _table(data, key)
-    for k, v in table.items():
-        _number(v, f"{key}.{k}")
-    return table
+    section = table(data, key)
+    for k, v in section.items():
+        number(v, f"{key}.{k}")
+    return section
 
 
 # -- building the sweep ------------------------------------------------------------------
@@ -145,12 +113,12 @@ def _numbers_table(data, key) -> dict:
 
 def _axis(value, key: str) -> np.ndarray:
     if isinstance(value, list):
-        return np.array([_number(v, key) for v in value], dtype=float)
+        return np.array([number(v, key) for v in value], dtype=float)
     if isinstance(value, dict) and len(value) == 1:
         (kind, spec), = value.items()
         if kind in SPACING and isinstance(spec, list) and len(spec) == 3:
-            start, stop = _number(spec[0], key), _number(spec[1], key)
-            count = _number(spec[2], f"{key}.{kind}[2]", integer=True, positive=True)
+            start, stop = number(spec[0], key), number(spec[1], key)
+            count = number(spec[2], f"{key}.{kind}[2]", integer=True, positive=True)
             return getattr(np, kind)(start, stop, count)
     raise ConfigError(f"{key} must be a list of numbers or {{ linspace = [start, stop, n] }} "
                       "(also logspace, geomspace)")
@@ -171,7 +139,7 @@ def _range(value, key):
     ok = isinstance(value, list) and len(value) in (2, 3) and (len(value) == 2 or value[2] == "log")
     if not ok:
         raise ConfigError(f"{key} must be [low, high] or [low, high, \"log\"]")
-    return (_number(value[0], key), _number(value[1], key), *value[2:])
+    return (number(value[0], key), number(value[1], key), *value[2:])
 
 
 def build_space(space: dict):
@@ -188,45 +156,37 @@ def build_space(space: dict):
     if len(kinds) != 1:
         raise ConfigError("space needs exactly one of space.grid, space.points, space.sample")
     kind = kinds[0]
-    table = _table(space, f"space.{kind}", SAMPLE if kind == "sample" else None)
+    section = table(space, f"space.{kind}", SAMPLE if kind == "sample" else None)
     if kind != "sample":
-        axes = {k: _axis(v, f"space.{kind}.{k}") for k, v in _flat(table, kind).items()}
+        axes = {k: _axis(v, f"space.{kind}.{k}") for k, v in _flat(section, kind).items()}
         if not axes:
             raise ConfigError(f"space.{kind} names no parameter to sweep")
         return dl.grid(axes) if kind == "grid" else axes
-    method = table.get("method", "sobol")
+    method = section.get("method", "sobol")
     if method not in METHODS:
         raise ConfigError(f"space.sample.method must be one of {', '.join(METHODS)}, "
                           f"not {method!r}")
-    n = _number(table.get("n"), "space.sample.n", integer=True, positive=True)
-    seed = _number(table.get("seed", 0), "space.sample.seed", integer=True)
+    n = number(section.get("n"), "space.sample.n", integer=True, positive=True)
+    seed = number(section.get("seed", 0), "space.sample.seed", integer=True)
     ranges = {k: _range(v, f"space.sample.ranges.{k}")
-              for k, v in _flat(_table(table, "space.sample.ranges"), "ranges").items()}
+              for k, v in _flat(table(section, "space.sample.ranges"), "ranges").items()}
     if not ranges:
         raise ConfigError("space.sample.ranges names no parameter to sweep")
-    options = {"scramble": bool(table.get("scramble", True))} if method == "sobol" else {}
+    options = {"scramble": bool(section.get("scramble", True))} if method == "sobol" else {}
     return getattr(dl, method)(jax.random.key(seed), n, ranges, **options)
-
-
-def _keyed(where: str, fn, *args, **kwargs):
-    """``fn(*args, **kwargs)``, its errors as one line starting with ``where`` (the key)."""
-    try:
-        return fn(*args, **kwargs)
-    except (ValueError, TypeError, KeyError) as error:
-        raise ConfigError(f"{where}: {_one_line(error)}") from None
 
 
 def _model(config: SweepConfig):
     import difflab as dl
 
-    cls = _keyed("model", dl.models.resolve, config.model_ref, base_dir=Path(config.path).parent,
+    cls = keyed("model", dl.models.resolve, config.model_ref, base_dir=Path(config.path).parent,
                  trust=config.trust)
-    model = _keyed("model", cls)
+    model = keyed("model", cls)
     for name, value in config.parameters.items():
-        model = _keyed(f"parameters.{name}", model.replace, **{name: value})
+        model = keyed(f"parameters.{name}", model.replace, **{name: value})
     y0 = np.array(model.initial_state(), dtype=float)
     for state, value in config.initial_state.items():
-        y0[_keyed(f"initial_state.{state}", model.state_index, state)] = value
+        y0[keyed(f"initial_state.{state}", model.state_index, state)] = value
     return model, y0
 
 
@@ -243,12 +203,12 @@ def build_job(config: SweepConfig, *, chunk_size=None, devices=None):
     space = dl.solvers._spaces.as_space(build_space(config.space))
     kind = next(iter(config.space))
     for column in space.names:
-        _keyed(f"space.{kind}.{column}", Space({column: space[column]}, (len(space),)).check, model)
+        keyed(f"space.{kind}.{column}", Space({column: space[column]}, (len(space),)).check, model)
     s, out, run = config.solver, config.output, config.run
-    _keyed("solver.name", _catalog.resolve_solver, s.get("name"), model)
-    observables = _table(out, "output.observables")
+    keyed("solver.name", _catalog.resolve_solver, s.get("name"), model)
+    observables = table(out, "output.observables")
     for name, spec in observables.items():
-        _keyed(f"output.observables.{name}", _observables.resolve, {name: spec}, model.state_names)
+        keyed(f"output.observables.{name}", _observables.resolve, {name: spec}, model.state_names)
     key = jax.random.key(s.get("seed", 0)) if isinstance(model, dl.SDEModel) else None
     options = dict(t0=s.get("t0", 0.0), dt=s.get("dt"), solver=s.get("name"),
                    n_save=out.get("n_save"), y0=y0, observables=observables or None,
@@ -257,12 +217,7 @@ def build_job(config: SweepConfig, *, chunk_size=None, devices=None):
                    chunk_size=chunk_size or run.get("chunk_size"),
                    memory_budget=run.get("memory_budget", 512 * 2**20),
                    block_size=run.get("block_size"), devices=devices)
-    return _keyed(config.path, SweepJob, model, space, s["t1"], **options)
-
-
-def _one_line(error) -> str:
-    text = str(error.args[0]) if isinstance(error, KeyError) and error.args else str(error)
-    return " ".join(text.split())
+    return keyed(config.path, SweepJob, model, space, s["t1"], **options)
 
 
 # -- the command -------------------------------------------------------------------------
@@ -352,7 +307,7 @@ def sweep(args) -> int:
         try:
             initialize_distributed(args.coordinator, args.num_processes, args.process_id)
         except (ValueError, RuntimeError) as error:
-            raise UsageError(f"--distributed: {_one_line(error)}") from None
+            raise UsageError(f"--distributed: {one_line(error)}") from None
     if Path(args.out).suffix.lower() not in (".h5", ".hdf5", ".nc"):
         raise UsageError(f"--out must end in .h5, .hdf5 or .nc (an HDF5 session file), "
                          f"not {Path(args.out).name!r}")
@@ -391,4 +346,4 @@ def _execute(job, config: SweepConfig, args) -> dict:
                            command_line=" ".join(["difflab", *sys.argv[1:]]),
                            keep_shards=args.keep_shards)
     except (ValueError, SessionFileError) as error:
-        raise UsageError(_one_line(error)) from None
+        raise UsageError(one_line(error)) from None
