@@ -28,31 +28,19 @@ class SensitivityRequest:
             raise ValueError("choose at least one parameter")
 
 
-@dataclasses.dataclass
+@dataclasses.dataclass(frozen=True)
 class SensitivityRecord:
-    """``raw[t, i, k] = d y_i(t) / d p_k`` of a run, with what it was computed for."""
+    """A :class:`difflab.Sensitivity` with the model name and run settings it is for.
+
+    Its arrays, ``parameters``, ``state_names`` and ``curve()`` are the sensitivity's.
+    """
 
     model_name: str
-    model: object
     settings: RunSettings
-    ts: np.ndarray
-    ys: np.ndarray
-    raw: np.ndarray
-    parameters: tuple[str, ...]
-    values: np.ndarray
-    state_names: tuple[str, ...]
-    result: int = 0
+    sensitivity: dl.Sensitivity
 
-    @property
-    def normalized(self) -> np.ndarray:
-        """``d log y_i / d log p_k = raw * p_k / y_i`` (NaN where ``y_i = 0``)."""
-        with np.errstate(divide="ignore", invalid="ignore"):
-            out = self.raw * self.values[None, None, :] / self.ys[:, :, None]
-        return np.where(self.ys[:, :, None] == 0, np.nan, out)
-
-    def curve(self, state: str, parameter: str, normalized: bool = False) -> np.ndarray:
-        i, k = self.state_names.index(state), self.parameters.index(parameter)
-        return (self.normalized if normalized else self.raw)[:, i, k]
+    def __getattr__(self, name):  # for names the record itself lacks
+        return getattr(vars(self).get("sensitivity"), name)
 
 
 def run_sensitivity(request: SensitivityRequest) -> SensitivityRecord:
@@ -66,31 +54,20 @@ def run_sensitivity(request: SensitivityRequest) -> SensitivityRecord:
 
         key = jax.random.key(s.seed)
     sens = dl.sensitivity(request.model, s.t1, params=list(request.params), key=key, **settings)
-    return SensitivityRecord(request.model_name, request.model, s, sens.ts, sens.ys, sens.raw,
-                             tuple(sens.parameters), np.asarray(sens.values),
-                             tuple(sens.state_names), int(sens.result))
+    return SensitivityRecord(request.model_name, s, sens)
 
 
 def save_sensitivity(writer, name: str, record: SensitivityRecord) -> None:
     """Write a sensitivity and the run it belongs to into an open session writer."""
     settings = {k: v for k, v in record.settings.as_dict().items() if v is not None}
     settings.pop("n_save", None)
-    run = _Run(record.ts, record.ys, record.result, 0, record.state_names, None)
-    run_name = writer.add_run(run, model=record.model, settings=settings, name=f"{name}.run")
-    writer.add_sensitivity(model=record.model, parameter_names=list(record.parameters),
-                           dy_dp=record.raw, time=record.ts, state_names=record.state_names,
+    sens = record.sensitivity
+    run_name = writer.add_run(sens.trajectory, model=sens.model, settings=settings,
+                              name=f"{name}.run")
+    writer.add_sensitivity(model=sens.model, parameter_names=list(sens.parameters),
+                           dy_dp=sens.raw, time=sens.ts, state_names=sens.state_names,
                            method="forward", objective="trajectory", run=run_name,
                            settings=settings, name=name)
-
-
-@dataclasses.dataclass
-class _Run:
-    ts: np.ndarray
-    ys: np.ndarray
-    result: int
-    steps: int
-    state_names: tuple
-    wall_time: float | None
 
 
 def load_sensitivities(lab, session) -> None:
@@ -114,6 +91,7 @@ def _from_file(lab, session, stored) -> SensitivityRecord | None:
     values = np.array([model_record.parameters[p] for p in names])
     model = lab.model_from_record(model_record) or model_record
     settings = RunSettings.from_dict({**stored.settings, "seed": stored.attrs.get("seed", 0)})
-    return SensitivityRecord(model_record.name, model, settings, np.asarray(run.time),
-                             np.asarray(run.y), np.asarray(stored.dy_dp), names, values,
-                             tuple(run.state_names), run.result)
+    sens = dl.Sensitivity(np.asarray(run.time), np.asarray(run.y), np.asarray(stored.dy_dp),
+                          names, values, tuple(run.state_names), dl.Result(int(run.result)),
+                          model, dict(stored.settings))
+    return SensitivityRecord(model_record.name, settings, sens)

@@ -156,7 +156,7 @@ class SensitivityView(QWidget):
                 curve = self.plot.plot(pen=pg.mkPen(PALETTE[k % len(PALETTE)], width=2),
                                        name=name)
                 self.curves[name] = curve
-            curve.setData(record.ts, record.curve(state, name, normalized), connect="finite")
+            curve.setData(record.ts, record.curve(state, name, normalized=normalized), connect="finite")
 
     def export_columns(self) -> dict:
         if self.record is None:
