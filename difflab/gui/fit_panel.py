@@ -12,13 +12,13 @@ import pyqtgraph as pg
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (QAbstractItemView, QComboBox, QFileDialog, QFormLayout,
                                QHBoxLayout, QHeaderView, QLabel, QListWidget, QListWidgetItem,
-                               QPushButton, QSpinBox, QSplitter, QTableWidget,
+                               QPushButton, QSpinBox, QTableWidget,
                                QTableWidgetItem, QVBoxLayout, QWidget)
 
 from ..app.fits import METHODS, FitRequest, model_curve, read_data, run_fit
 from ..app.lab import Lab
 from .plots import configure_plot, state_color
-from .widgets import Throttle, hint_label
+from .widgets import Throttle, controls_beside_plots, hint_label
 from .workers import TaskWorker
 
 
@@ -91,9 +91,7 @@ class FitPanel(QWidget):
         buttons = QHBoxLayout()
         buttons.addWidget(self.fit_button, 1)
         buttons.addWidget(self.stop_button)
-        controls = QWidget()
-        column = QVBoxLayout(controls)
-        column.setContentsMargins(6, 6, 6, 6)
+        column = QVBoxLayout()
         column.addWidget(self.load_button)
         column.addWidget(self.data_label)
         column.addWidget(QLabel("Parameters to fit"))
@@ -103,21 +101,13 @@ class FitPanel(QWidget):
         column.addWidget(self.status)
         column.addWidget(self.table, 1)
         column.addWidget(self.apply_button)
-        controls.setMaximumWidth(360)
         configure_plot(self.loss_plot, "optimizer step", "loss ½ χ² (log scale)")
         configure_plot(self.overlay, "t", "observed / model")
         self.overlay.getPlotItem().addLegend(offset=(-10, 10), labelTextColor="#222")
         self.loss_curve = self.loss_plot.plot(pen=pg.mkPen("#d62728", width=2))
         self.data_items: dict[str, pg.PlotDataItem] = {}
         self.model_items: dict[str, pg.PlotDataItem] = {}
-        splitter = QSplitter(Qt.Orientation.Vertical)
-        splitter.addWidget(self.loss_plot)
-        splitter.addWidget(self.overlay)
-        splitter.setSizes([300, 500])
-        layout = QHBoxLayout(self)
-        layout.setContentsMargins(0, 0, 0, 0)
-        layout.addWidget(controls)
-        layout.addWidget(splitter, 1)
+        controls_beside_plots(self, column, 360, self.loss_plot, self.overlay, sizes=(300, 500))
 
     def _model_changed(self, event) -> None:
         if event is not None and getattr(event, "catalog", False):

@@ -8,13 +8,13 @@ chosen state against time, one curve per parameter.
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (QAbstractItemView, QCheckBox, QComboBox, QFormLayout,
-                               QHBoxLayout, QLabel, QListWidget, QListWidgetItem, QPushButton,
+                               QLabel, QListWidget, QListWidgetItem, QPushButton,
                                QVBoxLayout, QWidget)
 
 from ..app.lab import Lab
 from ..app.sensitivities import SensitivityRequest, run_sensitivity
 from .plots import PALETTE, configure_plot
-from .widgets import hint_label
+from .widgets import controls_beside_plots, hint_label
 from .workers import TaskWorker
 
 
@@ -54,9 +54,7 @@ class SensitivityView(QWidget):
     def _build(self) -> None:
         form = QFormLayout()
         form.addRow("state", self.state)
-        controls = QWidget()
-        column = QVBoxLayout(controls)
-        column.setContentsMargins(6, 6, 6, 6)
+        column = QVBoxLayout()
         column.addWidget(QLabel("Parameters"))
         column.addWidget(self.params, 1)
         column.addLayout(form)
@@ -64,13 +62,9 @@ class SensitivityView(QWidget):
         column.addWidget(self.compute_button)
         column.addWidget(self.status)
         column.addStretch(1)
-        controls.setMaximumWidth(300)
         configure_plot(self.plot, "t", "sensitivity")
         self.plot.getPlotItem().addLegend(offset=(-10, 10), labelTextColor="#222")
-        layout = QHBoxLayout(self)
-        layout.setContentsMargins(0, 0, 0, 0)
-        layout.addWidget(controls)
-        layout.addWidget(self.plot, 1)
+        controls_beside_plots(self, column, 300, self.plot)
 
     def _model_changed(self, event) -> None:
         if event is not None and getattr(event, "catalog", False):

@@ -7,17 +7,17 @@ live solver draws its trajectory in the preview beside the sweep.
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import Signal
 from PySide6.QtWidgets import (QCheckBox, QComboBox, QFormLayout, QGroupBox, QHBoxLayout,
-                               QLabel, QProgressBar, QPushButton, QSpinBox, QSplitter,
-                               QVBoxLayout, QWidget)
+                               QLabel, QProgressBar, QPushButton, QSpinBox, QVBoxLayout,
+                               QWidget)
 
 import difflab as dl
 
 from ..app.lab import Lab, finite_bounds
 from ..app.sweeps import REDUCTIONS, Axis, SweepRequest, run_sweep
 from .plots import configure_plot, state_color
-from .widgets import FloatSpinBox, Throttle, hint_label
+from .widgets import FloatSpinBox, Throttle, controls_beside_plots, hint_label
 from .workers import TaskWorker
 
 
@@ -125,9 +125,7 @@ class SweepPanel(QWidget):
         buttons = QHBoxLayout()
         buttons.addWidget(self.run_button, 1)
         buttons.addWidget(self.stop_button)
-        controls = QWidget()
-        column = QVBoxLayout(controls)
-        column.setContentsMargins(6, 6, 6, 6)
+        column = QVBoxLayout()
         column.addWidget(self.axis1)
         column.addWidget(self.two_d)
         column.addWidget(self.axis2)
@@ -138,7 +136,6 @@ class SweepPanel(QWidget):
         column.addWidget(self.progress)
         column.addWidget(self.summary)
         column.addStretch(1)
-        controls.setMaximumWidth(330)
         configure_plot(self.plot, "", "")
         configure_plot(self.preview, "t", "state")
         self.preview.getPlotItem().setDownsampling(auto=True, mode="peak")
@@ -158,14 +155,7 @@ class SweepPanel(QWidget):
         for thing in (self.image, self.curve, self.colorbar):
             thing.setVisible(False)
         self.preview_curves: list[pg.PlotDataItem] = []
-        splitter = QSplitter(Qt.Orientation.Vertical)
-        splitter.addWidget(self.plot)
-        splitter.addWidget(self.preview)
-        splitter.setSizes([600, 220])
-        layout = QHBoxLayout(self)
-        layout.setContentsMargins(0, 0, 0, 0)
-        layout.addWidget(controls)
-        layout.addWidget(splitter, 1)
+        controls_beside_plots(self, column, 330, self.plot, self.preview, sizes=(600, 220))
 
     def _model_changed(self, event) -> None:
         if event is not None and getattr(event, "catalog", False):

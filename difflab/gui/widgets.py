@@ -4,7 +4,8 @@ import math
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QValidator
-from PySide6.QtWidgets import QDoubleSpinBox, QLabel, QSizePolicy
+from PySide6.QtWidgets import (QDoubleSpinBox, QHBoxLayout, QLabel, QSizePolicy, QSplitter,
+                               QVBoxLayout, QWidget)
 
 
 class FloatSpinBox(QDoubleSpinBox):
@@ -81,6 +82,26 @@ def hint_label(text: str) -> QLabel:
     label.setStyleSheet("color: #6b6b6b; font-size: 8.5pt;")
     label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
     return label
+
+
+def controls_beside_plots(panel: QWidget, controls: QVBoxLayout, width: int, *plots,
+                          sizes=()) -> None:
+    """Lay ``panel`` out: ``controls``, a column at most ``width`` wide, left of ``plots``
+    (several are stacked in a vertical splitter, ``sizes`` apart)."""
+    column = QWidget()
+    controls.setContentsMargins(6, 6, 6, 6)
+    column.setLayout(controls)
+    column.setMaximumWidth(width)
+    view = plots[0]
+    if len(plots) > 1:
+        view = QSplitter(Qt.Orientation.Vertical)
+        for plot in plots:
+            view.addWidget(plot)
+        view.setSizes(list(sizes))
+    layout = QHBoxLayout(panel)
+    layout.setContentsMargins(0, 0, 0, 0)
+    layout.addWidget(column)
+    layout.addWidget(view, 1)
 
 
 def fmt(value: float) -> str:
