@@ -48,7 +48,7 @@ def _difflab(path, ys, result, steps, chunk, model, values, ts):
     import difflab as dl
 
     start = time.perf_counter()
-    with dl.io.stream_session(path, append=False) as session:
+    with dl.io.stream_session(path) as session:
         writer = session.new_sweep(model=model, parameter_names=["rho"], values=values,
                                    time=ts, chunk_size=chunk, settings={"t1": float(ts[-1])})
         session.start_swmr()

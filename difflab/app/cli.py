@@ -78,7 +78,11 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--rtol", type=float, default=1e-6, help="adaptive relative tolerance")
     run.add_argument("--atol", type=float, default=1e-9, help="adaptive absolute tolerance")
     run.add_argument("--seed", type=int, default=0, help="random seed for stochastic models")
-    run.add_argument("--out", default=None, help="save the run to a .csv or .h5 file")
+    run.add_argument("--out", default=None,
+                     help="add the run to a session file (.h5; made if absent) or write a .csv")
+    run.add_argument("--name", default=None, help="the run's name under /runs (default runN)")
+    run.add_argument("--overwrite", action="store_true",
+                     help="replace a run of the same --name, or an --out that is not a session")
     run.add_argument("--compress", action="store_true",
                      help="gzip + shuffle the results in an .h5 file (smaller, slower to write)")
     run.set_defaults(handler="difflab.app.commands:run")

@@ -1,5 +1,6 @@
 """What each CLI command does; the same functions serve the app and tests."""
 
+import contextlib
 from pathlib import Path
 
 import jax
@@ -83,7 +84,7 @@ def _build_model(args):
 
 
 def run(args) -> int:
-    """``difflab run MODEL``: one simulation, summarised or saved."""
+    """``difflab run MODEL``: one simulation, summarised or added to a session file."""
     model = _build_model(args)
     out = Path(args.out) if args.out else None
     if out is not None and out.suffix not in (".csv", ".h5", ".hdf5"):
@@ -91,14 +92,46 @@ def run(args) -> int:
     settings = dict(t0=args.t0, dt=args.dt, solver=args.solver, n_save=args.n_save,
                     y0=args.y0, rtol=args.rtol, atol=args.atol)
     key = jax.random.key(args.seed) if isinstance(model, dl.SDEModel) else None
-    try:
-        traj = dl.simulate(model, args.t1, key=key, throw=False, **settings)
-    except (ValueError, TypeError) as error:
-        raise UsageError(str(error)) from None
-    _report(model, traj)
-    if out is not None:
-        _save(out, traj, model, dict(settings, t1=args.t1, seed=args.seed), key, args.compress)
+    with _writing(out, args.name, args.overwrite):
+        try:
+            traj = dl.simulate(model, args.t1, key=key, throw=False, **settings)
+        except (ValueError, TypeError) as error:
+            raise UsageError(str(error)) from None
+        _report(model, traj)
+        if out is not None:
+            _save(out, traj, args)
     return 0 if traj.ok else EXIT_FAILED
+
+
+@contextlib.contextmanager
+def _writing(out: Path | None, name: str | None, overwrite: bool):
+    """Hold the one-writer lock of ``out``, after checking it can be written, before computing.
+
+    An existing file is replaced only with ``--overwrite``, unless it is a session to add to.
+    """
+    if out is None:
+        yield
+        return
+    try:
+        with dl.io.writing(out):
+            if out.exists() and not overwrite:
+                _check_addable(out, name)
+            yield
+    except dl.io.SessionFileError as error:
+        raise UsageError(str(error)) from None
+
+
+def _check_addable(out: Path, name: str | None) -> None:
+    """``UsageError`` unless ``out`` is a session that has no run called ``name``."""
+    if out.suffix == ".csv":
+        raise UsageError(f"{out} exists; --overwrite replaces it")
+    try:
+        session = dl.io.open_session(out)
+    except dl.io.SessionFileError as error:
+        raise UsageError(f"{error}; --overwrite replaces it") from None
+    if name is not None and name in session.runs.names():
+        raise UsageError(f"{out} already holds a run named {name!r}; choose another --name "
+                         "or pass --overwrite to replace it")
 
 
 def _report(model, traj) -> None:
@@ -112,13 +145,15 @@ def _report(model, traj) -> None:
     err.print(f"{name}: {int(traj.steps)} steps in {traj.wall_time:.3f} s")
 
 
-def _save(out: Path, traj, model, settings, key=None, compress=False) -> None:
-    settings = {k: v for k, v in settings.items() if v is not None}
+def _save(out: Path, traj, args) -> None:
     if out.suffix == ".csv":
         dl.io.write_csv(out, traj)
-    else:
-        dl.io.save_run(out, traj, model=model, settings=settings, key=key, compress=compress)
-    _err().print(f"saved {out}")
+        _err().print(f"saved {out}")
+        return
+    seed = {"seed": args.seed} if isinstance(traj.model, dl.SDEModel) else None
+    name = dl.io.save_run(out, traj, settings=seed, name=args.name, overwrite=args.overwrite,
+                          compress=args.compress)
+    _err().print(f"saved {out} (/runs/{name})")
 
 
 def devices(args) -> int:

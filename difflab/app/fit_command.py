@@ -143,20 +143,20 @@ def _run(model, data, params, kwargs, out, name, progress):
     import difflab as dl
 
     try:
-        stream = dl.solvers.fit_stream(model, data, params, **kwargs)
-        first = next(stream)
-    except (ValueError, TypeError) as error:
-        raise UsageError(str(error).splitlines()[0]) from None
-    try:
-        with dl.io.stream_session(out) as session:
-            writer = _writer(session, model, data, first, kwargs, name)
-            session.start_swmr()
-            result = _drain(stream, first, writer, progress)
-            writer.finish(fitted_model=result.model, result=int(result.result),
-                          message=result.message, **_fit_info(result))
-        with dl.io.write_session(out, append=True) as session:
-            session.add_run(result.trajectory(), model=result.model,
-                            settings=_settings(result.settings))
+        with dl.io.writing(out):
+            try:
+                stream = dl.solvers.fit_stream(model, data, params, **kwargs)
+                first = next(stream)
+            except (ValueError, TypeError) as error:
+                raise UsageError(str(error).splitlines()[0]) from None
+            with dl.io.stream_session(out) as session:
+                writer = _writer(session, model, data, first, kwargs, name)
+                session.start_swmr()
+                result = _drain(stream, first, writer, progress)
+                writer.finish_with(result)
+            dl.io.save_run(out, result.trajectory())
+    except dl.io.SessionFileError as error:
+        raise UsageError(str(error)) from None
     except OSError as error:
         raise UsageError(f"cannot write {out}: {error.strerror or error}") from None
     return result
@@ -173,9 +173,8 @@ def _drain(stream, first, writer, progress):
 
 
 def _writer(session, model, data, first, kwargs, name):
-    from difflab.solvers._fit_io import _settings as settings_of
-
-    settings = settings_of({k: kwargs.get(k) for k in ("t0", "t1", "dt", "solver", "n_save")})
+    settings = {k: kwargs[k] for k in ("t0", "t1", "dt", "solver", "n_save")
+                if kwargs.get(k) is not None}
     if name is not None and name in session.file["fits"]:
         raise UsageError(f"--out already holds a fit named {name!r}; choose another --name")
     return session.new_fit(
@@ -183,18 +182,6 @@ def _writer(session, model, data, first, kwargs, name):
         data={"time": data.t, "y": data.y, "state_names": list(data.states), "sigma": data.sigma},
         optimizer=str(kwargs.get("method", "lm")), loss_name="0.5 * chi^2",
         max_steps=kwargs.get("max_steps"), learning_rate=kwargs.get("learning_rate"))
-
-
-def _fit_info(result) -> dict:
-    from difflab.solvers._fit_io import fit_info
-
-    return fit_info(result)
-
-
-def _settings(settings: dict) -> dict:
-    from difflab.solvers._fit_io import _settings as settings_of
-
-    return settings_of(settings)
 
 
 def _report(result, as_json: bool) -> None:

@@ -5,6 +5,7 @@ A bad file gives one line naming the key at fault and exit status 2. Progress (p
 ETA, failed points) goes to stderr; the summary to stderr, or as JSON to stdout.
 """
 
+import contextlib
 import dataclasses
 import json
 import os
@@ -333,17 +334,22 @@ def sweep(args) -> int:
 
 
 def _execute(job, config: SweepConfig, args) -> dict:
+    import jax
+
+    import difflab as dl
     from difflab.io import SessionFileError
     from difflab.solvers._sweep import execute
 
     attrs = {"config": config.text, "config_path": os.path.abspath(config.path)}
     resume = True if args.resume else (False if args.overwrite else None)
+    single = jax.process_count() == 1  # many processes write shards, the first one --out
     try:
-        job.program()  # compile before the progress bar starts
-        with _Meter() as meter:
-            return execute(job, out=args.out, name=args.name or config.name, resume=resume,
-                           progress=meter, collect=False, attrs=attrs,
-                           command_line=" ".join(["difflab", *sys.argv[1:]]),
-                           keep_shards=args.keep_shards)
+        with dl.io.writing(args.out) if single else contextlib.nullcontext():
+            job.program()  # compile before the progress bar starts
+            with _Meter() as meter:
+                return execute(job, out=args.out, name=args.name or config.name, resume=resume,
+                               progress=meter, collect=False, attrs=attrs,
+                               command_line=" ".join(["difflab", *sys.argv[1:]]),
+                               keep_shards=args.keep_shards)
     except (ValueError, SessionFileError) as error:
         raise UsageError(one_line(error)) from None

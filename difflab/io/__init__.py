@@ -1,12 +1,13 @@
 """Files: HDF5 sessions and results (h5py), CSV import and export."""
 
 from ._export import write_csv as write_csv
-from ._export import write_run_h5 as write_run_h5
 from ._export import export_csv as export_csv
 from ._export import export_npz as export_npz
 from ._export import save_run as save_run
+from ._results import save as save
 from ._errors import SessionFileError as SessionFileError
 from ._h5 import recover as recover
+from ._lock import writing as writing
 from ._models import ModelRecord as ModelRecord
 from ._reader import open_session as open_session
 from ._session import Session as Session

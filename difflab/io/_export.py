@@ -1,10 +1,12 @@
-"""Trajectories and stored results to CSV and NumPy ``.npz``; one run to a session file."""
+"""Trajectories and stored results to CSV and NumPy ``.npz``; one run into a session file."""
 
 import csv
 import json
 import os
 
 import numpy as np
+
+from ._writer import write_session
 
 SWEEP_ROWS = 1 << 16  # rows of a sweep read at a time while writing CSV
 
@@ -18,24 +20,18 @@ def write_csv(path: str | os.PathLike, traj) -> None:
         writer.writerows(rows.tolist())
 
 
-def save_run(path: str | os.PathLike, traj, *, model, settings: dict | None = None, key=None,
-             compress: bool = False, append: bool = False, command_line: str | None = None) -> str:
-    """Save one run as a session file, atomically; returns the run's name.
+def save_run(path: str | os.PathLike, traj, *, model=None, settings: dict | None = None,
+             key=None, name: str | None = None, overwrite: bool = False, compress: bool = False,
+             command_line: str | None = None) -> str:
+    """Add one run to a session file (made if absent), atomically; returns the run's name.
 
-    ``settings`` are ``simulate``'s keyword arguments (``t1`` included); ``key`` the
-    PRNG key of a stochastic run; ``append=True`` adds the run to an existing session.
+    Everything already in the file is kept. A trajectory of ``simulate`` knows its model
+    and settings; ``model``, ``settings`` (``simulate``'s keyword arguments) and ``key``
+    override them. A ``name`` already in the file needs ``overwrite=True``.
     """
-    from ._writer import write_session
-
-    with write_session(path, append=append, compress=compress,
+    with write_session(path, overwrite=overwrite, compress=compress,
                        command_line=command_line) as session:
-        return session.add_run(traj, model=model, settings=settings, key=key)
-
-
-def write_run_h5(path: str | os.PathLike, traj, *, model, settings: dict, key=None,
-                 compress: bool = False) -> None:
-    """Save one run as a new session file (``/runs/run0``); see :func:`save_run`."""
-    save_run(path, traj, model=model, settings=settings, key=key, compress=compress)
+        return session.add_run(traj, model=model, settings=settings, key=key, name=name)
 
 
 def _plain(value):

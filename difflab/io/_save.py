@@ -1,29 +1,45 @@
 """Saving an opened session again: the same models, results and provenance, current schema."""
 
+import contextlib
+import os
+
 from . import _h5
+from ._lock import writing
 from ._writer import SessionWriter, write_session
 
 _FILLS = {"sweeps": {"y": float("nan"), "result": -1, "steps": -1, "chunk_done": 0}}
-_KEEP_ROOT = ("created", "title")
+_KEEP_ROOT = ("created", "title", "history")
 
 
 def save_session(session, path, *, compress: bool = False) -> None:
     """Write ``session`` to ``path`` atomically; big arrays are copied block by block.
 
-    Saving onto the file the session was read from is safe: the new file is written
-    beside it and replaces it only when complete.
+    Onto the file the session was read from, the file is rewritten whole in the current
+    schema (a new file beside it replaces it when complete): it holds the same objects.
+    Onto another session file, the session's objects are added to it (a name already
+    there is an error).
     """
-    with write_session(path, compress=compress) as writer:
+    same = os.path.exists(path) and os.path.samefile(path, session.path)
+    with _rewritten(path) if same else write_session(path, compress=compress) as writer:
+        writer.compress = compress
         _h5.set_attrs(writer.file, {k: session.attrs[k] for k in _KEEP_ROOT
                                     if isinstance(session.attrs.get(k), str)})
         for pid, attrs in session.provenance.items():
-            writer.write_provenance(pid, attrs)
+            if pid not in writer.file["provenance"]:
+                writer.write_provenance(pid, attrs)
         for key, record in session.models.items():
-            writer.add_model_record(record, key=key)
+            if key not in writer.file["models"]:
+                writer.add_model_record(record, key=key)
         for result in session.results():
             _write(writer, result)
-        writer.file.require_group("app")
         _h5.set_attrs(writer.file["app"], session.app)
+
+
+@contextlib.contextmanager
+def _rewritten(path):
+    """A writer on a new, empty file that replaces ``path`` when the block succeeds."""
+    with writing(path), _h5.atomic_file(path) as tmp, _h5.create_file(tmp, "w") as f:
+        yield SessionWriter(f)
 
 
 def _write(writer: SessionWriter, result) -> None:

@@ -7,6 +7,7 @@ only writes data and flushes, which SWMR readers see. Attributes that change at 
 
 import numpy as np
 
+from ..solvers import Result
 from . import _h5, _netcdf
 from ._netcdf import Empty, Variable
 from ._writer import SessionWriter, run_variables
@@ -57,10 +58,8 @@ class RunWriter:
 
     def finish(self, *, result: int = 0, steps: int | None = None, wall_time=None) -> None:
         """Record how the run ended; the run is then ``complete``."""
-        from ..solvers._result import message
-
         self.session.set_attrs_later(self.group.name, {
-            "result": int(result), "result_message": message(result),
+            "result": int(result), "result_message": Result(result).message,
             "steps": None if steps is None else int(steps), "wall_time": wall_time,
             "complete": 1})
 
@@ -237,6 +236,21 @@ class FitWriter:
             return attrs
 
         self.session.later(self.group.name, record)
+
+    def finish_with(self, result) -> None:
+        """Record a finished :class:`difflab.FitResult`: best values, errors, chi^2."""
+        self.finish(fitted_model=result.model, result=int(result.result),
+                    message=result.message, **fit_info(result))
+
+
+def fit_info(result) -> dict:
+    """The end-of-fit attributes: best values, standard errors, correlation, chi^2."""
+    return {"best_parameters": np.array([result.params[n] for n in result.names]),
+            "stderr": np.array([result.stderr[n] for n in result.names]),
+            "correlation": np.asarray(result.correlation, dtype=np.float64).reshape(-1),
+            "chi2": float(result.chi2), "dof": int(result.dof),
+            "absolute_sigma": int(result.absolute_sigma), "method": result.method,
+            "n_starts": int(len(result.start_losses))}
 
 
 def _data_variables(data, model) -> dict[str, Variable]:

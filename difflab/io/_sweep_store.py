@@ -11,8 +11,8 @@ and running it again writes only the chunks not done.
 The ``sweep_fingerprint`` attribute (a digest of the model, settings and points) tells
 one sweep from another: the same sweep run again resumes its group.
 
-While it writes, a sweep holds a lock on its file (``flock``; none where the OS has no
-``fcntl``), so a second sweep cannot write the same file at once.
+While it writes, a sweep holds the file's one-writer lock (``_lock``), so no other
+process writes the same file at once.
 
 Past one machine each process writes a *shard* file of its own points. The first process
 writes the file named by the user at once, its result variables HDF5 virtual datasets over
@@ -32,13 +32,9 @@ import numpy as np
 from . import _h5, _netcdf
 from ._netcdf import Empty, Variable
 from ._errors import SessionFileError
+from ._lock import writing
 from ._streams import _sweep_variables
 from ._writer import FORMAT, SessionWriter, stream_session, write_session
-
-try:
-    import fcntl
-except ImportError:  # Windows: no advisory locks; one sweep per file is up to the user
-    fcntl = None
 
 FINGERPRINT = "sweep_fingerprint"
 FILLS = {"y": np.nan, "result": -1, "steps": -1, "chunk_done": 0}
@@ -165,25 +161,6 @@ def _rows(group, start: int, stop: int, observables) -> dict:
             "observables": {n: group[n][start:stop] for n in observables}}
 
 
-def _claim(path):
-    """Take a lock showing this process writes ``path``; fail if a live process does."""
-    if fcntl is None:
-        return None
-    fd = os.open(path, os.O_RDWR)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError:
-        os.close(fd)
-        raise ValueError(f"{os.fspath(path)} is being written by another running sweep") from None
-    return fd
-
-
-def _release(fd) -> None:
-    if fd is not None:
-        fcntl.flock(fd, fcntl.LOCK_UN)
-        os.close(fd)
-
-
 def _add_observables(group, record: SweepRecord) -> None:
     n = record.n_points
     for name, how in record.observables.items():
@@ -197,7 +174,7 @@ def _add_observables(group, record: SweepRecord) -> None:
 def create(path, record: SweepRecord, name: str, *, replace: bool = False,
            command_line: str | None = None) -> None:
     """Write the sweep's group, every dataset full size, in one atomic step."""
-    with write_session(path, append=True, command_line=command_line) as session:
+    with write_session(path, command_line=command_line) as session:
         if replace and name in session.file["sweeps"]:
             del session.file["sweeps"][name]
         writer = session.new_sweep(name=name, **record.writer_options())
@@ -210,16 +187,13 @@ class SweepStore:
 
     def __init__(self, path, name: str, record: SweepRecord, *, command_line=None):
         self.path, self.name, self.record = os.fspath(path), name, record
-        self._lock = _claim(self.path)
-        _release(self._lock)  # HDF5 takes its own lock while it opens the file
-        _h5.recover(self.path)  # a crashed writer leaves the file flagged "open for writing"
         self._stack = contextlib.ExitStack()
         try:
+            self._stack.enter_context(writing(self.path))
             self.session = self._stack.enter_context(
-                stream_session(self.path, command_line=command_line))
+                stream_session(self.path, command_line=command_line, recover=True))
             self.writer = self.session.sweep_writer(name)
             self.session.start_swmr()
-            self._lock = _claim(self.path)  # HDF5 dropped its lock for SWMR; hold ours
         except BaseException:
             self._stack.close()
             raise
@@ -259,7 +233,6 @@ class SweepStore:
         if self._stack is None:
             return
         self.writer.finish()
-        _release(self._lock)
         self._stack.close()
         self._stack = None
 
@@ -280,14 +253,14 @@ def shard_path(path, process: int, n_processes: int) -> Path:
 def _edit(path, command_line=None):
     """A :class:`SessionWriter` on a copy of ``path`` that replaces it on success.
 
-    Unlike ``write_session(append=True)`` the file is not read through the session reader
+    Unlike ``write_session`` the file is not read through the session reader
     first, which refuses virtual datasets (the index of a multi-process sweep has them).
     """
     if os.path.exists(path):
         with contextlib.closing(_h5.open_for_reading(path)) as f:
             if text(f.attrs.get("difflab_format")) != FORMAT:
                 raise SessionFileError(os.fspath(path), "not a DiffLab session file")
-    with _h5.atomic_file(path) as tmp:
+    with writing(path), _h5.atomic_file(path) as tmp:
         if os.path.exists(path):
             shutil.copyfile(path, tmp)
         with _h5.create_file(tmp, "a") as f:

@@ -8,12 +8,15 @@ import contextlib
 import os
 import re
 import shutil
+import time
 
 import numpy as np
 
 from .._version import __version__
+from ..solvers import Result, default_solver
 from . import _h5, _netcdf, _provenance
 from ._errors import SessionFileError
+from ._lock import writing
 from ._models import ModelRecord, record_of
 from ._netcdf import Variable
 
@@ -50,8 +53,6 @@ def settings_attrs(settings: dict | None, model=None) -> dict:
             continue
         out[key] = value
     if "solver" not in out and model is not None:
-        from ..solvers._catalog import default_solver  # noqa: PLC0415 (names only)
-
         out["solver"] = default_solver(model)
     return out
 
@@ -63,17 +64,23 @@ class SessionWriter:
     the name it stored under. ``compress`` (default off) applies gzip + shuffle.
     """
 
-    def __init__(self, file, *, compress: bool = False, command_line: str | None = None):
+    def __init__(self, file, *, compress: bool = False, command_line: str | None = None,
+                 overwrite: bool = False, path=None):
         self.file = file
+        self.path = os.fspath(path or file.filename)  # the file the user named
         self.compress = compress
+        self.overwrite = overwrite
         self._command_line = command_line
         self._provenance = None
         self._fingerprints = {}
         self._deferred = []
         self._swmr = False
         if "difflab_schema_version" not in file.attrs:
+            created, source = _provenance.now(), f"difflab {__version__}"
             _h5.set_attrs(file, {"difflab_format": FORMAT, "difflab_version": __version__,
-                                 "created": _provenance.now(), "Conventions": "CF-1.10"})
+                                 "created": created, "Conventions": "CF-1.10",
+                                 "title": "DiffLab session", "source": source,
+                                 "history": f"{created}: {command_line or 'created by ' + source}"})
             file.attrs["difflab_schema_version"] = np.int64(SCHEMA_VERSION)
         for group in ("provenance", "models", *KINDS, "app"):
             if group not in file:
@@ -151,6 +158,11 @@ class SessionWriter:
         """Low level: a result group of ``kind`` (``"runs"``, ...) from attributes and variables."""
         parent = self.file[kind]
         name = check_name(name) if name else _next_name(parent, KINDS[kind])
+        if name in parent:
+            if not self.overwrite:
+                raise SessionFileError(self.path, f"{KINDS[kind]} {name!r} is already "
+                                       "in the file; choose another name or overwrite it")
+            del parent[name]
         group = parent.create_group(name)
         _h5.set_attrs(group, attrs)
         compress = self.compress if compress is None else compress
@@ -160,19 +172,25 @@ class SessionWriter:
             _netcdf.write_group(group.create_group(sub), sub_vars, compress=compress)
         return group
 
-    def add_run(self, traj, *, model, settings=None, key=None, name=None) -> str:
-        """Store a :class:`difflab.Trajectory` of ``model`` run with ``settings``.
+    def add_run(self, traj, *, model=None, settings=None, key=None, name=None) -> str:
+        """Store a :class:`difflab.Trajectory`; returns its name.
 
-        ``settings`` are the keyword arguments given to ``simulate`` (``t1`` included);
-        ``key`` the PRNG key of a stochastic run. ``y0`` defaults to the first state.
+        The model and settings default to those the trajectory remembers (a run of
+        ``simulate`` knows them); ``settings`` (``simulate``'s keyword arguments, ``t1``
+        included) and ``key`` override them. ``y0`` defaults to the first state.
         """
+        model = traj.model if model is None else model
+        if model is None:
+            raise ValueError("this trajectory does not know its model: pass model=")
+        known = traj.settings.as_dict() if getattr(traj, "settings", None) else {}
+        if key is None and known.get("key") is not None:
+            key = _provenance.key_from_record(known["key"][1], known["key"][0])
         ts, ys = np.asarray(traj.ts), np.asarray(traj.ys)
-        settings = {"t1": float(ts[-1]), "n_save": len(ts), "y0": ys[0], **(settings or {})}
+        settings = {"t1": float(ts[-1]), "n_save": len(ts), "y0": ys[0], **known,
+                    **(settings or {})}
         result = int(np.max(np.asarray(traj.result)))
-        from ..solvers._result import message  # noqa: PLC0415 (result words only)
-
         attrs = self.result_attrs(model=model, settings=settings, key=key, extra={
-            "result": result, "result_message": message(result),
+            "result": result, "result_message": Result(result).message,
             "steps": int(np.max(np.asarray(traj.steps))), "wall_time": traj.wall_time,
             "complete": 1})
         group = self.write_result("runs", name, attrs,
@@ -202,6 +220,10 @@ class SessionWriter:
             "value": None if value is None else float(value), "run": run, "complete": 1})
         group = self.write_result("sensitivities", name, attrs, variables)
         return group.name.rsplit("/", 1)[-1]
+
+    def remove(self, kind: str, name: str) -> None:
+        """Delete the result ``name`` of ``kind`` (``"runs"``, ...); ``KeyError`` if absent."""
+        del self.file[kind][name]
 
     def set_app(self, *, plot_layout=None, settings=None) -> None:
         """Store the app's plot layout and settings (JSON-serialisable values)."""
@@ -320,51 +342,87 @@ def _free_name(group, base: str) -> str:
 
 
 @contextlib.contextmanager
-def write_session(path, *, append: bool = False, compress: bool = False,
+def write_session(path, *, overwrite: bool = False, compress: bool = False,
                   command_line: str | None = None):
-    """Write a session file atomically: yields a :class:`SessionWriter` on a temporary file.
+    """Add to a session file atomically: yields a :class:`SessionWriter` on a copy of it.
 
-    On success the file is fsynced and replaces ``path``; if the block raises (or the
-    process dies) ``path`` is left as it was. ``append=True`` starts from a copy of the
-    existing ``path``, to add results to it.
+    Everything already in ``path`` is kept, bit for bit; the writer adds results and
+    models (a name already there is an error unless ``overwrite=True``) and removes only
+    what it is told to. On success the copy is fsynced and replaces ``path``; if the
+    block raises (or the process dies) ``path`` is left as it was. A file that is not a
+    DiffLab session is replaced only with ``overwrite=True``. The one-writer lock
+    (:func:`writing`) is held throughout.
     """
-    with _h5.atomic_file(path) as tmp:
-        if append and os.path.exists(path):
-            _check_appendable(path)
+    with writing(path), _h5.atomic_file(path) as tmp:
+        keep = os.path.exists(path) and _is_session(path, overwrite)
+        if keep:
             shutil.copyfile(path, tmp)
-        with _h5.create_file(tmp, "a" if append else "w") as f:
-            yield SessionWriter(f, compress=compress, command_line=command_line)
+        with _h5.create_file(tmp, "a" if keep else "w") as f:
+            yield SessionWriter(f, compress=compress, command_line=command_line,
+                                overwrite=overwrite, path=path)
 
 
-def _check_appendable(path) -> None:
+def _is_session(path, overwrite: bool) -> bool:
+    """True for a session file; ``False`` for another file to overwrite, else an error."""
     from ._reader import open_session
 
-    open_session(path)  # raises SessionFileError for a file that is not a session
+    try:
+        open_session(path)
+        return True
+    except SessionFileError as error:
+        if overwrite:
+            return False
+        raise SessionFileError(path, f"{error.problem}; it is not overwritten unless you "
+                                     "ask to (overwrite=True, --overwrite)") from None
 
 
 @contextlib.contextmanager
-def stream_session(path, *, append: bool = True, compress: bool = False,
+def stream_session(path, *, overwrite: bool = False, compress: bool = False,
                    command_line: str | None = None, recover: bool = False):
     """Write into ``path`` in place, for results streamed chunk by chunk.
 
-    Creates the file if absent (``append=False``: always new). ``recover=True`` first
-    clears the "open for writing" flags a crashed writer left (to resume its sweep).
-    Call ``start_swmr()`` on the writer once its groups exist, to let readers follow.
+    Creates the file if absent; an existing file must be a session (see
+    :func:`write_session` for ``overwrite``). ``recover=True`` first clears the "open
+    for writing" flags a crashed writer left (to resume its sweep). Call
+    ``start_swmr()`` on the writer once its groups exist, to let readers follow.
     """
-    exists = os.path.exists(path)
-    if append and exists:
-        if recover:
+    with writing(path):
+        exists = os.path.exists(path)
+        if exists and recover:
             _h5.recover(path)
-        _check_appendable(path)
-    try:
-        f = _h5.create_file(path, "a" if append else "w")
-    except OSError as error:
-        if "already open" not in str(error):
-            raise
-        raise SessionFileError(path, "open for writing elsewhere, or left so by a writer that "
-                                     "stopped: pass recover=True to resume it") from None
-    writer = SessionWriter(f, compress=compress, command_line=command_line)
-    try:
-        yield writer
-    finally:
-        writer.close()
+        keep = exists and _is_session(path, overwrite)
+        if path_key(path) in _streaming:
+            raise SessionFileError(path, "is being written by another writer of this process")
+        f = _open_in_place(path, "a" if keep else "w")
+        _streaming.add(path_key(path))
+        writer = SessionWriter(f, compress=compress, command_line=command_line,
+                               overwrite=overwrite)
+        try:
+            yield writer
+        finally:
+            _streaming.discard(path_key(path))
+            writer.close()
+
+
+_streaming: set[str] = set()  # files this process writes in place
+
+
+def path_key(path) -> str:
+    return os.path.realpath(os.fspath(path))
+
+
+def _open_in_place(path, mode: str, patience: float = 10.0):
+    """Open ``path`` to write in place, waiting out readers that hold HDF5's file lock."""
+    deadline = time.monotonic() + patience
+    while True:
+        try:
+            return _h5.create_file(path, mode)
+        except BlockingIOError:  # a reader has it open (not in SWMR mode) for a moment
+            if time.monotonic() > deadline:
+                raise SessionFileError(path, "is held open by another program") from None
+            time.sleep(0.05)
+        except OSError as error:
+            if "already open" not in str(error):
+                raise
+            raise SessionFileError(path, "left open for writing by a writer that stopped: "
+                                         "pass recover=True to resume it") from None

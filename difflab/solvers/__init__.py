@@ -1,6 +1,7 @@
 """How models are advanced: fixed-step steppers, diffrax solvers, simulate and stream."""
 
 from ._catalog import available_solvers as available_solvers
+from ._catalog import default_solver as default_solver
 from ._result import Result as Result
 from ._simulate import SimulationError as SimulationError
 from ._simulate import simulate as simulate
@@ -12,7 +13,8 @@ from ._steppers import Heun as Heun
 from ._steppers import Leapfrog as Leapfrog
 from ._stream import Chunk as Chunk
 from ._stream import stream as stream
-from ._trajectory import Trajectory as Trajectory
+from ._simulate import Trajectory as Trajectory
+from ._settings import SolveSettings as SolveSettings
 from ._spaces import Space as Space
 from ._spaces import grid as grid
 from ._spaces import latin_hypercube as latin_hypercube

@@ -62,6 +62,16 @@ def _by_name(name: str):
     )
 
 
+def solver_name(solver, model: Model) -> str:
+    """The name a run's ``solver=`` argument is stored under (an object: its class's name)."""
+    if solver is None:
+        return default_solver(model)
+    if isinstance(solver, str):
+        return solver
+    inner = getattr(solver, "solver", solver)  # an Adaptive wraps a diffrax solver
+    return type(inner).__name__.lower()
+
+
 def resolve_solver(solver, model: Model):
     """The solver object for a name or object, checked against the model."""
     if solver is None:

@@ -119,12 +119,6 @@ class FitResult:
             lines.append(f"  {name:>12} = {self.params[name]:.6g} +/- {self.stderr[name]:.3g}")
         return "\n".join(lines)
 
-    def save(self, path, *, append: bool = False, name: str | None = None) -> str:
-        """Write the fit (history, data, fitted model) and its fitted run to a session file."""
-        from ._fit_io import save_fit
-
-        return save_fit(path, self, append=append, name=name)
-
     def __repr__(self) -> str:
         return f"<FitResult {self.method}: {self.message}; " + ", ".join(
             f"{n}={self.params[n]:.4g}+/-{self.stderr[n]:.2g}" for n in self.names) + ">"

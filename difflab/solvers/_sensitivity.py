@@ -16,7 +16,7 @@ import numpy as np
 from ..models import Model
 from ._result import Result, message
 from ._simulate import simulate
-from ._trajectory import Trajectory
+from ._simulate import Trajectory
 
 _SETTINGS = ("t0", "dt", "solver", "n_save", "rtol", "atol", "max_steps")
 
@@ -61,12 +61,6 @@ class Sensitivity:
     @property
     def message(self) -> str:
         return message(self.result)
-
-    def save(self, path, *, append: bool = False, name: str | None = None) -> str:
-        """Save the run and its sensitivities to a DiffLab session file; returns the name."""
-        from ._fit_io import save_sensitivity
-
-        return save_sensitivity(path, self, append=append, name=name)
 
 
 def _index(names, name, kind) -> int:

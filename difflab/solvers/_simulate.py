@@ -1,4 +1,4 @@
-"""``simulate``: one trajectory of a model, jitted once and reused for any values."""
+"""``simulate``: one trajectory of a model, jitted once and reused for any values; ``Trajectory``."""
 
 import functools
 import math
@@ -11,12 +11,69 @@ import numpy as np
 
 from ..models import Model
 from ._adjoint import resolve_adjoint
-from ._catalog import resolve_solver
+from ._catalog import resolve_solver, solver_name
 from ._integrate import Plan, integrate, save_step, step_count
 from ._result import Result, message
-from ._trajectory import Trajectory
+from ._settings import SolveSettings, key_to_record
 
 DEFAULT_N_SAVE = 1001
+
+
+class Trajectory(eqx.Module):
+    """Saved times ``ts`` (n_save,), states ``ys`` (n_save, n_states) and how the run ended.
+
+    ``traj["x"]`` is the column of state ``x``. ``result`` is a :class:`Result` code;
+    ``steps`` the number of steps taken; ``wall_time`` the seconds the run took.
+    ``model`` and ``settings`` (a :class:`SolveSettings`) are what made the run, so it
+    can be saved (``difflab.io.save_run``) and rerun (:meth:`rerun`) with no other
+    arguments. ``wall_time``, ``model`` and ``settings`` are ``None`` when the call was
+    traced (e.g. under ``jax.grad`` or ``jax.vmap``).
+    """
+
+    ts: jax.Array
+    ys: jax.Array
+    result: jax.Array
+    steps: jax.Array
+    state_names: tuple[str, ...] = eqx.field(static=True)
+    wall_time: float | None = eqx.field(static=True, default=None)
+    model: object = None
+    settings: SolveSettings | None = eqx.field(static=True, default=None)
+
+    def __repr__(self) -> str:
+        model = type(self.model).__name__ if self.model is not None else "?"
+        return (f"Trajectory({model}, states={self.state_names}, n_save={self.ts.shape[-1]}, "
+                f"result={self.message!r})")
+
+    def __getitem__(self, name: str) -> jax.Array:
+        try:
+            return self.ys[..., self.state_names.index(name)]
+        except ValueError:
+            raise KeyError(
+                f"no state {name!r}; the states are {', '.join(self.state_names)}"
+            ) from None
+
+    @property
+    def ok(self) -> bool:
+        """True when the run ended successfully."""
+        return bool(np.all(np.asarray(self.result) == Result.SUCCESS))
+
+    @property
+    def message(self) -> str:
+        """How the run ended, in words."""
+        return message(np.max(np.asarray(self.result)))
+
+    def rerun(self, **changes) -> "Trajectory":
+        """Simulate again with the same model and settings (``changes`` override them)."""
+        if self.model is None or self.settings is None:
+            raise ValueError("this trajectory was computed under a JAX transformation and "
+                             "does not know its model and settings")
+        kwargs = {**self.settings.kwargs(), "throw": False, **changes}
+        return simulate(self.model, kwargs.pop("t1"), **kwargs)
+
+    @property
+    def final(self) -> jax.Array:
+        """The last saved state."""
+        return self.ys[..., -1, :]
 
 
 class SimulationError(RuntimeError):
@@ -179,11 +236,29 @@ def simulate(
                          adjoint=adjoint)
     start = time.perf_counter()
     ts, ys, result, steps = _solve(plan, args)
-    concrete = _is_concrete(ys)
-    wall = time.perf_counter() - start if concrete else None
+    if not _is_concrete(ys):
+        if throw:
+            ys = _raise_if_failed(model, ys, result)
+        return Trajectory(ts, ys, result, steps, tuple(model.state_names))
+    ys.block_until_ready()
+    wall = time.perf_counter() - start
     if throw:
         ys = _raise_if_failed(model, ys, result)
-    return Trajectory(ts, ys, result, steps, tuple(model.state_names), wall)
+    return Trajectory(ts, ys, result, steps, tuple(model.state_names), wall, model,
+                      settings_of(plan, args, solver_name(solver, model)))
+
+
+def settings_of(plan: Plan, args: dict, solver: str) -> SolveSettings | None:
+    """The :class:`SolveSettings` of a concrete run (``None`` if any of them is traced)."""
+    values = [args[k] for k in ("t0", "t1", "dt", "rtol", "atol", "y0") if args[k] is not None]
+    if not all(map(_is_concrete, values)):
+        return None
+    return SolveSettings(
+        solver=solver, t0=float(args["t0"]), t1=float(args["t1"]),
+        dt=None if args["dt"] is None else float(args["dt"]), n_save=plan.n_save,
+        rtol=float(args["rtol"]), atol=float(args["atol"]), max_steps=plan.max_steps,
+        y0=tuple(map(float, np.asarray(args["y0"]))), key=key_to_record(args["key"]),
+        precision=str(np.asarray(args["y0"]).dtype))
 
 
 def _raise_if_failed(model, ys, result):

@@ -46,7 +46,7 @@ SWEEP_WRITER = textwrap.dedent("""
 
     path, crash_after = sys.argv[1], int(sys.argv[2])
     model = dl.models.get("lorenz")()
-    with dl.io.stream_session(path, append=False) as s:
+    with dl.io.stream_session(path) as s:
         w = s.new_sweep(model=model, parameter_names=["rho"], values=np.arange(12.0)[:, None],
                         time=np.linspace(0, 1, 11), chunk_size=3)
         s.start_swmr()

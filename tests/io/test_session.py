@@ -128,7 +128,7 @@ def test_saving_an_opened_session_again_keeps_the_same_data(session_path, tmp_pa
 def test_appending_adds_a_run_and_keeps_the_rest(session_path, built):
     traj = built["trajs"]["lorenz"]
     name = dl.io.save_run(session_path, traj, model=built["models"]["lorenz"],
-                          settings=dict(t1=T1, n_save=N_SAVE), append=True)
+                          settings=dict(t1=T1, n_save=N_SAVE))
     s = dl.open(session_path)
     assert name == "run4" and len(s.runs) == 5 and len(s.sweeps) == 1
     assert s.runs["run4"].attrs["model"] == s.runs["run0"].attrs["model"]

@@ -120,7 +120,7 @@ def test_two_writers_never_share_a_sweep_file(tmp_path):
     record = dl.solvers._sweep_output.record(job, {})
     with _sweep_store.SweepStore.open(out, record) as store:
         assert store.pending_chunks() == [0, 1, 2, 3]
-        with pytest.raises(ValueError, match="being written by another running sweep"):
+        with pytest.raises(dl.io.SessionFileError, match="being written by another writer"):
             _sweep_store.SweepStore.open(out, record)
     with _sweep_store.SweepStore.open(out, record) as store:  # free again once closed
         assert store.name == "sweep0"

@@ -71,7 +71,7 @@ def test_a_fit_from_csv_is_saved_as_a_session(tmp_path):
     dl.io.write_observations_csv(tmp_path / "lv.csv", data, digits=17)
     res = dl.fit(LV(alpha=1.2, beta=0.45), tmp_path / "lv.csv", params=["alpha", "beta"])
     assert res.absolute_sigma  # the CSV's sigma columns give the noise level
-    name = res.save(tmp_path / "fit.h5")
+    name = dl.io.save(tmp_path / "fit.h5", res)
     session = dl.open(tmp_path / "fit.h5")
     assert len(session.fits) == 1 and len(session.runs) == 1
     with h5py.File(tmp_path / "fit.h5") as f:

@@ -51,7 +51,7 @@ def test_zero_states_give_nan_normalised_sensitivity():
 
 def test_sensitivities_are_saved_with_the_run(tmp_path, lv_sensitivity):
     path = tmp_path / "sens.h5"
-    name = lv_sensitivity.save(path)
+    name = dl.io.save(path, lv_sensitivity)
     session = dl.open(path)
     run = session.runs[0]
     np.testing.assert_allclose(np.asarray(run.y), lv_sensitivity.ys)
