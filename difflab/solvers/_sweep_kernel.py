@@ -25,7 +25,7 @@ from . import _sharding
 from ._integrate import Plan, advance, step_count
 from ._result import Result
 from ._simulate import save_times
-from ._trajectory import Trajectory
+from ._simulate import Trajectory
 
 _CACHE_SIZE = 16
 
