@@ -1,5 +1,5 @@
 import sys
 
-from difflab.app.cli import main
+from difflab.cli import main
 
 sys.exit(main())

@@ -3,7 +3,7 @@
 import multiprocessing
 import sys
 
-from difflab.app.cli import main
+from difflab.cli import main
 
 if __name__ == "__main__":
     multiprocessing.freeze_support()

@@ -1,1 +1,3 @@
-"""The Qt-free application layer: commands, the CLI, settings."""
+"""The Qt-free application model: the Lab, its events, undo, runs, sweeps, fits, trust store."""
+
+from .trust import TrustStore as TrustStore

@@ -47,23 +47,38 @@ class FitRequest:
 
 @dataclasses.dataclass
 class FitRecord:
-    """A fit as the app holds it: the loss and parameters after each step, the result."""
+    """A fit as the app holds it and a session file stores it.
+
+    ``losses`` and ``parameters``: after each optimizer step. Once the fit has ended,
+    ``result`` is its :class:`difflab.Result` code, ``message`` says how it ended, and
+    ``params``, ``stderr``, ``chi2``, ``dof`` and the fitted ``model`` are what it found.
+    """
 
     request: FitRequest
     losses: list = dataclasses.field(default_factory=list)
     parameters: list = dataclasses.field(default_factory=list)
-    result: object = None  # difflab.FitResult once the fit has ended
     curve: tuple | None = None  # (ts, ys) of the model at the best parameters so far
+    result: int | None = None
+    message: str = ""
+    params: dict = dataclasses.field(default_factory=dict)
+    stderr: dict = dataclasses.field(default_factory=dict)
+    chi2: float | None = None
+    dof: int | None = None
+    model: object = None
 
     @property
     def names(self) -> tuple[str, ...]:
         return self.request.params
 
     @property
+    def ok(self) -> bool:
+        return self.result == dl.Result.SUCCESS
+
+    @property
     def best(self) -> dict[str, float]:
         """The best parameter values so far (the fitted ones once the fit has ended)."""
-        if self.result is not None:
-            return dict(self.result.params)
+        if self.params:
+            return dict(self.params)
         if not self.parameters:
             return {}
         return dict(zip(self.names, map(float, self.parameters[-1])))
@@ -72,9 +87,16 @@ class FitRecord:
         """(name, estimate, standard error or None while running, start value) per parameter."""
         start = self.request.model.parameters()
         best = self.best
-        stderr = self.result.stderr if self.result is not None else {}
-        return [(n, best.get(n, float(np.asarray(start[n]))), stderr.get(n),
+        return [(n, best.get(n, float(np.asarray(start[n]))), self.stderr.get(n),
                  float(np.asarray(start[n]))) for n in self.names]
+
+    def statistics(self) -> str:
+        """How the fit ended and its chi-square, in words (empty while it runs)."""
+        if self.result is None:
+            return ""
+        if self.chi2 is None:
+            return self.message
+        return f"{self.message}; χ² = {self.chi2:.6g}, {self.dof} degrees of freedom"
 
 
 def model_curve(request: FitRequest, values: dict[str, float]) -> tuple[np.ndarray, np.ndarray]:
@@ -103,11 +125,14 @@ def run_fit(request: FitRequest, emit: Callable = lambda record: None,
         emit(record)
         return False if stop() else None
 
-    record.result = dl.fit(request.model, request.data, list(request.params), callback=progress,
-                           throw=False, **request.fit_kwargs())
-    if len(record.result.loss_history) >= len(record.losses):
-        record.losses = np.asarray(record.result.loss_history, dtype=float).tolist()
-        record.parameters = np.asarray(record.result.parameter_history, dtype=float).tolist()
+    fitted = dl.fit(request.model, request.data, list(request.params), callback=progress,
+                    throw=False, **request.fit_kwargs())
+    if len(fitted.loss_history) >= len(record.losses):
+        record.losses = np.asarray(fitted.loss_history, dtype=float).tolist()
+        record.parameters = np.asarray(fitted.parameter_history, dtype=float).tolist()
+    record.result, record.message = int(fitted.result), fitted.message
+    record.params, record.stderr = dict(fitted.params), dict(fitted.stderr)
+    record.chi2, record.dof, record.model = float(fitted.chi2), int(fitted.dof), fitted.model
     record.curve = model_curve(request, record.best)
     return record
 
@@ -122,11 +147,11 @@ def read_data(path) -> dl.io.Observations:
 
 def save_fit(writer, name: str, record: FitRecord) -> None:
     """Write a fit into an open :class:`difflab.io.SessionWriter`."""
-    request, result = record.request, record.result
+    request, names = record.request, list(record.names)
     settings = {k: v for k, v in request.settings.as_dict().items() if v is not None}
     settings["t1"] = float(request.data.t[-1])
     data = request.data
-    fit = writer.new_fit(model=request.model, parameter_names=list(record.names),
+    fit = writer.new_fit(model=request.model, parameter_names=names,
                          settings=settings, name=name, optimizer=request.method,
                          loss_name="0.5 * chi^2", max_steps=request.max_steps,
                          data={"time": data.t, "y": data.y, "state_names": list(data.states),
@@ -134,17 +159,16 @@ def save_fit(writer, name: str, record: FitRecord) -> None:
     if record.losses:
         fit.append(record.losses, record.parameters)
     info = {}
-    if result is not None:
-        info = {"stderr": np.array([result.stderr[n] for n in record.names]),
-                "best_parameters": np.array([result.params[n] for n in record.names]),
-                "chi2": float(result.chi2), "dof": int(result.dof)}
-    fit.finish(fitted_model=None if result is None else result.model,
-               result=0 if result is None else int(result.result),
-               message=None if result is None else result.message, **info)
+    if record.params:
+        info = {"best_parameters": np.array([record.params[n] for n in names]),
+                "stderr": np.array([record.stderr.get(n, np.nan) for n in names]),
+                "chi2": record.chi2, "dof": record.dof}
+    fit.finish(fitted_model=record.model, result=record.result or 0,
+               message=record.message or None, **info)
 
 
 def load_fits(lab, session) -> None:
-    """Read the fits of a session back into ``lab`` (built-in models only)."""
+    """Read the fits of a session back into ``lab`` (those whose model is available here)."""
     for stored in session.fits:
         try:
             record = _fit_from_file(lab, stored)
@@ -152,16 +176,6 @@ def load_fits(lab, session) -> None:
             lab.log(f"fit {stored.name!r} could not be shown: {error}", "warning")
             continue
         lab.add_result("fit", record, stored.name)
-
-
-@dataclasses.dataclass(frozen=True)
-class StoredFit:
-    """What a session file says about a finished fit (a stand-in for ``FitResult``)."""
-
-    params: dict
-    stderr: dict
-    message: str
-    model: object
 
 
 def _fit_from_file(lab, stored) -> FitRecord:
@@ -178,17 +192,22 @@ def _fit_from_file(lab, stored) -> FitRecord:
                               states, sigma)
     settings = RunSettings.from_dict({**stored.settings, "seed": stored.attrs.get("seed", 0)})
     names = stored.parameter_names
+    attrs = stored.attrs
     request = FitRequest(model, record_model.name, data, names, settings,
-                         str(stored.attrs.get("optimizer", "lm")))
+                         str(attrs.get("optimizer", "lm")), attrs.get("max_steps"))
     record = FitRecord(request, np.asarray(stored.loss, dtype=float).tolist(),
                        np.asarray(stored.parameters, dtype=float).reshape(-1, len(names)).tolist())
-    best = stored.attrs.get("best_parameters")
-    if best is not None:
-        stderr = stored.attrs.get("stderr")
+    if "best_parameters" in attrs:  # the fit ended: what it found
         fitted = stored.fitted_model
-        record.result = StoredFit(
-            dict(zip(names, map(float, np.atleast_1d(best)))),
-            dict(zip(names, map(float, np.atleast_1d(stderr)))) if stderr is not None else {},
-            str(stored.attrs.get("result_message", "")),
-            lab.model_from_record(fitted) if fitted is not None else None)
+        record.result = int(attrs.get("result", 0))
+        record.message = str(attrs.get("result_message", ""))
+        record.params = _by_name(names, attrs["best_parameters"])
+        record.stderr = _by_name(names, attrs["stderr"]) if "stderr" in attrs else {}
+        record.chi2 = float(attrs["chi2"]) if "chi2" in attrs else None
+        record.dof = int(attrs["dof"]) if "dof" in attrs else None
+        record.model = lab.model_from_record(fitted) if fitted is not None else None
     return record  # the model curve is computed off the GUI thread when the fit is shown
+
+
+def _by_name(names, values) -> dict[str, float]:
+    return dict(zip(names, map(float, np.atleast_1d(values))))

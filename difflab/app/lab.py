@@ -10,9 +10,13 @@ object without a display::
     lab.undo()
 
 State: the chosen model and its parameter values, the run settings, the current run
-(the curve of the current values), the named runs kept for comparison, the plot layout,
-the file the session belongs to and whether it has unsaved changes. Each change emits
-an event on ``lab.events`` (see :data:`EVENTS`).
+(the curve of the current values), the named runs kept for comparison, the sweep, fit
+and sensitivity results, the plot layout, the file the session belongs to and whether it
+has unsaved changes. Each change emits an event on ``lab.events`` (see :data:`EVENTS`).
+
+The session is a document of named objects (``("run", "base")``, ``("fit", "fit0")``):
+``changed`` and ``deleted`` say which the lab added, replaced or deleted since its file
+was read or written, so a save touches only those (:mod:`difflab.app.session_io`).
 """
 
 import dataclasses
@@ -32,13 +36,14 @@ EVENTS = {
     "params": "changed: dict of parameter values that changed",
     "settings": "settings: the new RunSettings",
     "current": "run: the current run was replaced (run.complete False while streaming)",
-    "runs": "names: the kept runs were added, removed, renamed or shown/hidden",
+    "runs": "names: the kept runs were added, deleted, renamed or shown/hidden",
     "layout": "layout: the plot layout changed",
     "dirty": "dirty: bool, unsaved changes or not",
     "path": "path: the session file (None for a new session)",
     "undo": "can_undo, can_redo, undo_text, redo_text",
     "log": "level ('info', 'warning', 'error'), text",
-    "results": "kind ('sweep', 'fit', 'sensitivity'), name: a result was added or removed",
+    "results": "kind ('sweep', 'fit', 'sensitivity'), name: a result was added or deleted "
+               "(kind None: all were cleared)",
 }
 NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]{0,63}")
 DEFAULT_MODEL = "pendulum"
@@ -55,6 +60,8 @@ class Lab:
         self.runs: dict[str, Run] = {}
         self.results: dict[str, dict] = {"sweep": {}, "fit": {}, "sensitivity": {}}
         self.current: Run | None = None
+        self.changed: set[tuple[str, str]] = set()  # (kind, name) added or replaced
+        self.deleted: set[tuple[str, str]] = set()  # (kind, name) deleted by the user
         self.path = None
         self.dirty = False
         self.messages: list[tuple[str, str]] = []
@@ -219,7 +226,7 @@ class Lab:
         self.mark_dirty()
 
     def undo(self) -> str | None:
-        """Take back the last parameter edit or model switch; returns what it was."""
+        """Take back the last parameter edit, model switch or delete; returns what it was."""
         text = self.undo_stack.undo()
         if text is not None:
             self.mark_dirty()
@@ -267,6 +274,7 @@ class Lab:
             return False
         self._applied = run.serial
         self.current = run
+        self._touch("run", "current")
         if run.complete and not run.ok:
             self.log(describe_failure(run), "error")
         self.events.current.emit(run=run)
@@ -285,14 +293,12 @@ class Lab:
         if self.current is None:
             raise ValueError("there is no current run to keep; simulate first")
         name = self._check_new_name(name or self._free_name("run"))
-        self.runs[name] = self.current.renamed(name)
-        self.events.runs.emit(names=list(self.runs))
-        self.mark_dirty()
-        return name
+        return self.add_run(self.current.renamed(name))
 
     def add_run(self, run: Run) -> str:
         name = self._check_new_name(run.name if run.name not in self.runs else self._free_name("run"))
         self.runs[name] = run.renamed(name)
+        self._touch("run", name)
         self.events.runs.emit(names=list(self.runs))
         self.mark_dirty()
         return name
@@ -303,11 +309,8 @@ class Lab:
         self._check_new_name(new)
         self.runs = {new if k == old else k: (r.renamed(new) if k == old else r)
                      for k, r in self.runs.items()}
-        self.events.runs.emit(names=list(self.runs))
-        self.mark_dirty()
-
-    def remove_run(self, name: str) -> None:
-        self.runs.pop(name)
+        self._forget("run", old)
+        self._touch("run", new)
         self.events.runs.emit(names=list(self.runs))
         self.mark_dirty()
 
@@ -339,9 +342,57 @@ class Lab:
         store = self.results[kind]
         name = name or self._free_name(kind, store)
         store[name] = result
+        self._touch(kind, name)
         self.events.results.emit(kind=kind, name=name)
         self.mark_dirty()
         return name
+
+    # -- the document: deleting, and what changed since the file ------------------------
+
+    def _store(self, kind: str) -> dict:
+        return self.runs if kind == "run" else self.results[kind]
+
+    def delete(self, kind: str, name: str) -> None:
+        """Delete the kept run or the result ``name`` of ``kind`` (undoable); a save
+        removes it from the file."""
+        store = self._store(kind)
+        before = {"kind": kind, "name": name, "value": store[name],
+                  "index": list(store).index(name), "changed": (kind, name) in self.changed}
+        self._do(Command(f"Delete {kind} {name}", before, {**before, "value": None},
+                         self._put))
+
+    def _put(self, state: dict) -> None:
+        kind, name, value = state["kind"], state["name"], state["value"]
+        store = self._store(kind)
+        if value is None:
+            store.pop(name)
+            self._forget(kind, name)
+        else:  # back in its place; written again if the file lost it at a save since
+            items = list(store.items())
+            items.insert(state["index"], (name, value))
+            store.clear()
+            store.update(items)
+            if state["changed"] or (kind, name) not in self.deleted:
+                self.changed.add((kind, name))
+            self.deleted.discard((kind, name))
+        if kind == "run":
+            self.events.runs.emit(names=list(self.runs))
+        else:
+            self.events.results.emit(kind=kind, name=name)
+
+    def _touch(self, kind: str, name: str) -> None:
+        self.changed.add((kind, name))
+        self.deleted.discard((kind, name))
+
+    def _forget(self, kind: str, name: str) -> None:
+        self.changed.discard((kind, name))
+        self.deleted.add((kind, name))
+
+    def mark_saved(self) -> None:
+        """The lab and its file agree: nothing changed, nothing deleted, nothing unsaved."""
+        self.changed.clear()
+        self.deleted.clear()
+        self.mark_dirty(False)
 
     # -- file state and messages ----------------------------------------------------
 
@@ -389,7 +440,7 @@ class Lab:
         self.events.runs.emit(names=[])
         self.events.results.emit(kind=None, name=None)
         self.set_path(None)
-        self.mark_dirty(False)
+        self.mark_saved()
 
 
 def finite_bounds(spec) -> tuple[float, float]:

@@ -1,11 +1,15 @@
 """Saving a :class:`~difflab.app.lab.Lab` to a session file and opening one into it.
 
-The file is a DiffLab session in the schema of ``docs/hdf5-schema.md``, written with
-``difflab.io.write_session`` (atomic) and read with ``difflab.io.open_session`` (never
-runs code). The kept runs are ``/runs/<name>``, the current run ``/runs/current``; the
+The file is a DiffLab session in the schema of ``docs/hdf5-schema.md``, a document of
+named objects: the kept runs are ``/runs/<name>``, the current run ``/runs/current``,
+sweeps, fits and sensitivities ``/sweeps/<name>``, ... (written by :data:`SAVERS`); the
 app's model, parameters and run settings go in ``/app`` ``settings``, the plots' layout
-in ``/app`` ``plot_layout``. Sweep, fit and sensitivity results the lab holds are
-written by their own savers (see :data:`RESULT_SAVERS`).
+in ``/app`` ``plot_layout``. Opening reads every object the app can show
+(``difflab.io.open_session``, never runs code). Saving goes through
+``difflab.io.write_session`` (atomic, one writer at a time) and touches only what the
+lab added, replaced or deleted since (``lab.changed``, ``lab.deleted``): every other
+object of the file stays as it was, bit for bit, shown by the app or not. Saving to
+another file ("Save As") starts from a copy of the lab's file, so that one holds them too.
 """
 
 import dataclasses
@@ -16,19 +20,15 @@ import numpy as np
 
 import difflab as dl
 
+from .fits import load_fits, save_fit
 from .lab import Lab, PlotLayout
 from .runs import Run, RunSettings
-from .fits import load_fits, save_fit
 from .sensitivities import load_sensitivities, save_sensitivity
 from .sweeps import load_sweeps, save_sweep
 
 CURRENT = "current"
-
-#: kind -> function(writer, name, result): how a result kind of the lab is saved.
-RESULT_SAVERS: dict = {"sweep": save_sweep, "fit": save_fit, "sensitivity": save_sensitivity}
-#: kind -> function(lab, session): how results of a kind are read back into the lab.
-RESULT_LOADERS: dict = {"sweep": load_sweeps, "fit": load_fits,
-                        "sensitivity": load_sensitivities}
+#: the lab's kind of object -> its group in the file
+GROUPS = {"run": "runs", "sweep": "sweeps", "fit": "fits", "sensitivity": "sensitivities"}
 
 
 def _settings_and_key(run: Run) -> tuple[dict, object]:
@@ -41,7 +41,8 @@ def _settings_and_key(run: Run) -> tuple[dict, object]:
     return settings, key
 
 
-def _write_run(writer, run: Run, name: str) -> None:
+def save_run(writer, name: str, run: Run) -> None:
+    """Write a run into an open :class:`difflab.io.SessionWriter`."""
     settings, key = _settings_and_key(run)
     n = run.n_valid  # a stopped stream is saved up to where it got
     traj = dataclasses.replace(run, ts=run.ts[:n], ys=run.ys[:n])
@@ -49,26 +50,69 @@ def _write_run(writer, run: Run, name: str) -> None:
     writer.add_run(traj, model=run.model, settings=settings, key=key, name=name)
 
 
-def save_lab(lab: Lab, path, *, plot_layout: dict | None = None, compress: bool = False) -> None:
-    """Write the lab's session to ``path`` (atomically) and make it the lab's file.
+#: kind -> function(writer, name, object): how an object of the lab is written.
+SAVERS: dict = {"run": save_run, "sweep": save_sweep, "fit": save_fit,
+                "sensitivity": save_sensitivity}
+#: functions(lab, session) reading the results of a kind back into the lab.
+LOADERS = (load_sweeps, load_fits, load_sensitivities)
 
-    ``plot_layout``: extra layout the GUI keeps (its views), merged into the lab's.
+
+def _objects(lab: Lab) -> dict[tuple[str, str], object]:
+    """Everything the lab holds, by ``(kind, name)``: the current run, kept runs, results."""
+    found = {}
+    if lab.current is not None and lab.current.n_valid:
+        found["run", CURRENT] = lab.current
+    found.update({("run", name): run for name, run in lab.runs.items()})
+    for kind, store in lab.results.items():
+        found.update({(kind, name): result for name, result in store.items()})
+    return found
+
+
+def save_lab(lab: Lab, path, *, plot_layout: dict | None = None, compress: bool = False) -> None:
+    """Write the lab's changes into ``path`` and make it the lab's file.
+
+    ``path`` the lab's own file: only what the lab added, replaced or deleted is written.
+    Another path: a copy of the lab's file (if it has one) with those changes; the file
+    that was at ``path`` is replaced. ``plot_layout``: extra layout the GUI keeps (its
+    views), merged into the lab's. Any error leaves ``path`` as it was.
     """
     path = Path(path)
-    with dl.io.write_session(path, compress=compress, command_line="difflab gui") as writer:
-        if lab.current is not None and len(lab.current.ts):
-            _write_run(writer, lab.current, CURRENT)
-        for name, run in lab.runs.items():
-            _write_run(writer, run, name)
-        for kind, store in lab.results.items():
-            saver = RESULT_SAVERS.get(kind)
-            for name, result in store.items():
-                if saver is not None:
-                    saver(writer, name, result)
+    source = lab.path if lab.path is not None and Path(lab.path).exists() else None
+    base = None if source is None or _same_file(source, path) else source
+    _write(lab, path, plot_layout, compress, base=base, everything=source is None)
+    lab.set_path(path)
+    lab.mark_saved()
+
+
+def _write(lab: Lab, path, plot_layout, compress: bool, *, base, everything: bool) -> None:
+    with dl.io.write_session(path, overwrite=True, compress=compress, base=base,
+                             command_line="difflab gui") as writer:
+        for kind, name in lab.deleted:
+            _remove(writer, GROUPS[kind], name)
+        for (kind, name), value in _objects(lab).items():
+            if everything or (kind, name) in lab.changed:
+                SAVERS[kind](writer, name, value)
         layout = {**lab.layout.to_json(), **(plot_layout or {})}
         writer.set_app(plot_layout=layout, settings=lab.app_settings())
-    lab.set_path(path)
-    lab.mark_dirty(False)
+
+
+def _remove(writer, group: str, name: str) -> None:
+    """Remove a deleted object if the file has it (a sensitivity with its own run)."""
+    if name not in writer.file[group]:
+        return
+    if group == "sensitivities":
+        run = writer.file[group][name].attrs.get("run")
+        run = run.decode() if isinstance(run, bytes) else run
+        if run in writer.file["runs"]:
+            writer.remove("runs", run)
+    writer.remove(group, name)
+
+
+def _same_file(a, b) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return False
 
 
 def _run_from_file(lab: Lab, stored) -> Run | None:
@@ -95,7 +139,7 @@ def open_lab(lab: Lab, path) -> None:
     runs = [r for r in (_run_from_file(lab, s) for s in session.runs if s.name not in owned)
             if r is not None]
     current = next((r for r in runs if r.name == CURRENT), None)
-    model = _model_name(lab, app, runs)
+    model = _model_name(lab, app, session)
     lab.reset(model)
     with lab.events.params.blocker():
         params = {k: v for k, v in (app.get("params") or {}).items() if k in lab.specs}
@@ -112,17 +156,22 @@ def open_lab(lab: Lab, path) -> None:
     if current is not None and current.model_name == lab.model_name:
         current.serial = lab.solve_request().serial
         lab.accept(current)
-    for kind, loader in RESULT_LOADERS.items():
+    for loader in LOADERS:
         loader(lab, session)
     lab.set_layout(PlotLayout.from_json(layout).fitted_to(lab.state_names))
     lab.gui_layout = layout
     lab.undo_stack.clear()
     lab.set_path(Path(os.fspath(path)))
-    lab.mark_dirty(False)
+    lab.mark_saved()
 
 
-def _model_name(lab: Lab, app: dict, runs: list[Run]) -> str:
-    for name in [app.get("model"), *(r.model_name for r in runs)]:
+def _model_name(lab: Lab, app: dict, session) -> str:
+    """The session's model: the one the app chose, else that of its first result."""
+    for record in session.models.values():  # equation models join the browser
+        if record.origin == "equations":
+            lab.model_from_record(record)
+    names = dict.fromkeys([app.get("model"), *(s.model.name for s in session.results())])
+    for name in names:
         if not name:
             continue
         try:

@@ -4,7 +4,8 @@ Qt-free: :func:`run_sweep` calls :func:`difflab.sweep` with the lab's run settin
 hands each chunk to ``emit`` as it completes (the app's sweep worker plots it); ``stop()``
 is checked between chunks. :func:`save_sweep` and :func:`load_sweeps` keep the results in
 session files: a ``/sweeps/<name>`` group whose ``y`` holds the final states, plus one
-``(point)`` variable per observable, as ``difflab sweep --out`` writes them.
+``(point)`` variable per observable, as ``difflab sweep --out`` writes them; the grids of
+one or two parameters that ``difflab sweep`` wrote are read back too.
 """
 
 import dataclasses
@@ -229,34 +230,68 @@ def _app_attrs(data: SweepData) -> str:
 
 
 def load_sweeps(lab, session) -> None:
-    """Read back the app sweeps of a session (groups carrying ``app_sweep``) into ``lab``."""
-    import json
-
+    """Read back the sweeps of a session that the app can draw: the app's own (they carry
+    ``app_sweep``) and grids of one or two parameters (``difflab sweep``)."""
     for stored in session.sweeps:
-        meta = stored.attrs.get("app_sweep")
-        if not isinstance(meta, str):
-            continue
         try:
-            data = _sweep_from_file(lab, stored, json.loads(meta))
+            data = _sweep_from_file(lab, stored)
         except (KeyError, ValueError, TypeError) as error:
             lab.log(f"sweep {stored.name!r} could not be shown: {error}", "warning")
             continue
         lab.add_result("sweep", data, stored.name)
 
 
-def _sweep_from_file(lab, stored, meta: dict) -> SweepData:
+def _sweep_from_file(lab, stored) -> SweepData:
     record = stored.model
     model = lab.model_from_record(record)
     if model is None:
         raise ValueError(f"it uses the model file {record.path}, not loaded here")
     settings = RunSettings.from_dict({**stored.settings, "seed": stored.attrs.get("seed", 0)})
-    axes = tuple(Axis(**a) for a in meta["axes"])
-    request = SweepRequest(model, record.name, axes, meta["reduction"], meta["state"], settings)
+    axes, reduction, state, variable = _meta(stored, model)
+    request = SweepRequest(model, record.name, axes, reduction, state, settings)
     data = SweepData.empty(request)
     data.values = np.asarray(stored.parameters, dtype=float)
     data.result = np.asarray(stored.result, dtype=np.int32)
-    data.observable = np.asarray(stored.variables[request.observable].data, dtype=float)
     data.final = np.asarray(stored.y, dtype=float)[:, -1, :]
+    data.observable = (np.asarray(stored.variables[variable].data, dtype=float) if variable
+                       else data.final[:, model.state_names.index(state)])
     data.done = int(np.count_nonzero(data.result != NOT_RUN))
     data.complete = stored.complete
     return data
+
+
+def _meta(stored, model) -> tuple[tuple[Axis, ...], str, str, str | None]:
+    """Axes, reduction, state, and the variable holding the observable (None: final state)."""
+    import json
+
+    app = stored.attrs.get("app_sweep")
+    if isinstance(app, str):  # the app's own sweep: axes and observable as it chose them
+        meta = json.loads(app)
+        reduction, state = meta["reduction"], meta["state"]
+        return tuple(Axis(**a) for a in meta["axes"]), reduction, state, f"{reduction}_{state}"
+    axes = _grid_axes(stored)
+    for name in map(str, np.atleast_1d(stored.attrs.get("observables", []))):
+        variable = stored.variables.get(name)
+        spec = str(variable.attrs.get("difflab_observable", "")) if variable else ""
+        reduction, _, state = spec.removesuffix(")").partition("(")
+        if reduction in REDUCTIONS and state in model.state_names:
+            return axes, reduction, state, name
+    return axes, "final", model.state_names[0], None
+
+
+def _grid_axes(stored) -> tuple[Axis, ...]:
+    """The axes of a grid sweep as ``difflab sweep`` writes it (``space_shape``)."""
+    shape = tuple(int(n) for n in np.atleast_1d(stored.attrs.get("space_shape", [])))
+    names = stored.parameter_names
+    if stored.attrs.get("space_kind") != "grid" or not 1 <= len(shape) <= 2 \
+            or len(names) != len(shape):
+        raise ValueError("the app draws grids of one or two parameters")
+    grid = np.asarray(stored.parameters, dtype=float).reshape(*shape, len(shape))
+    axes = []
+    for k, name in enumerate(names):
+        values = np.moveaxis(grid[..., k], k, 0).reshape(shape[k], -1)[:, 0]
+        lo, hi, n = float(values[0]), float(values[-1]), len(values)
+        log = n > 2 and lo > 0 and np.allclose(values, np.geomspace(lo, hi, n)) \
+            and not np.allclose(values, np.linspace(lo, hi, n))
+        axes.append(Axis(name, lo, hi, n, bool(log)))
+    return tuple(axes)

@@ -103,10 +103,13 @@ class FileActions:
         return bool(path) and self._save_to(path)
 
     def _save_to(self, path) -> bool:
+        """Save to ``path``; a failure of any kind is shown, the session stays unsaved."""
         try:
             save_lab(self.lab, path, plot_layout=self.window.plot_layout())
-        except (OSError, ValueError, TypeError) as error:
-            self.show_error("Cannot save session", f"cannot save {path}: {error}")
+        except Exception as error:  # noqa: BLE001 (whatever it is, the user must see it)
+            reason = error.problem if isinstance(error, dl.io.SessionFileError) else (
+                str(error) or type(error).__name__)
+            self.show_error("Cannot save session", f"cannot save {path}: {reason}")
             return False
         self.add_recent(str(path))
         self.lab.log(f"saved {path}")

@@ -2,7 +2,9 @@
 
 The fit runs on a worker thread; after each chunk of optimizer steps the loss curve
 grows and the model at the best values so far is drawn over the data. At the end the
-estimates are shown with their standard errors; "Apply" sets them (undoable).
+estimates are shown with their standard errors, and chi-square with its degrees of
+freedom; "Apply" sets them (undoable). The kept fits (those of a session file too) are
+listed above the table; the chosen one is shown.
 """
 
 from pathlib import Path
@@ -18,7 +20,7 @@ from PySide6.QtWidgets import (QAbstractItemView, QComboBox, QFileDialog, QFormL
 from ..app.fits import METHODS, FitRequest, model_curve, read_data, run_fit
 from ..app.lab import Lab
 from .plots import configure_plot, state_color
-from .widgets import Throttle, controls_beside_plots, hint_label
+from .widgets import ResultPicker, Throttle, controls_beside_plots, hint_label
 from .workers import TaskWorker
 
 
@@ -72,6 +74,7 @@ class FitPanel(QWidget):
         self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.apply_button = QPushButton("Apply fitted values")
         self.apply_button.setEnabled(False)
+        self.picker = ResultPicker(lab, "fit")
         self.loss_plot = pg.PlotWidget(axisItems={"left": Log10Axis("left")})
         self.overlay = pg.PlotWidget()
         self._build()
@@ -81,7 +84,7 @@ class FitPanel(QWidget):
         self.stop_button.clicked.connect(self.stop)
         self.apply_button.clicked.connect(self.apply)
         lab.events.model.connect(self._model_changed)
-        lab.events.results.connect(self._result_added)
+        self.picker.chosen.connect(self.show_record)
         self._model_changed(None)
 
     def _build(self) -> None:
@@ -99,6 +102,7 @@ class FitPanel(QWidget):
         column.addLayout(form)
         column.addLayout(buttons)
         column.addWidget(self.status)
+        column.addWidget(self.picker)
         column.addWidget(self.table, 1)
         column.addWidget(self.apply_button)
         configure_plot(self.loss_plot, "optimizer step", "loss ½ χ² (log scale)")
@@ -213,11 +217,10 @@ class FitPanel(QWidget):
         self.redraw.flush()
         self.draw()
         name = self.lab.add_result("fit", record)
-        result = record.result
         self.apply_button.setEnabled(bool(record.best))
-        self.lab.log(f"{name}: {result.message}; " + ", ".join(
+        self.lab.log(f"{name}: {record.statistics()}; " + ", ".join(
             f"{n} = {v:.6g} ± {e:.2g}" if e is not None else f"{n} = {v:.6g}"
-            for n, v, e, _ in record.estimates()), "info" if result.ok else "warning")
+            for n, v, e, _ in record.estimates()), "info" if record.ok else "warning")
         self.finished.emit(record)
 
     def apply(self) -> None:
@@ -229,13 +232,19 @@ class FitPanel(QWidget):
         self.lab.set_params(self.record.best, text="Apply fitted values")
 
     def show_record(self, record) -> None:
-        """Show a stored fit (from a session file); its model curve is computed off-thread."""
+        """Show a kept fit (one read from a session file, say; ``None``: none); its model
+        curve is computed off-thread."""
+        if self.worker is not None or record is self.record:
+            return
         self.record = record
-        if record.request.data is not None:
-            self.data = record.request.data
-            self.data_label.setText(f"{len(self.data.t)} observations of "
-                                    f"{', '.join(self.data.states)} (from the session)")
-        self.apply_button.setEnabled(bool(record.best))
+        self.apply_button.setEnabled(record is not None and bool(record.best))
+        if record is None:
+            self.status.setText("")
+            self.draw()
+            return
+        self.data = record.request.data
+        self.data_label.setText(f"{len(self.data.t)} observations of "
+                                f"{', '.join(self.data.states)} (kept with the fit)")
         self.draw()
         if record.curve is None and record.best:
             worker = TaskWorker(lambda emit, stop: model_curve(record.request, record.best),
@@ -255,12 +264,6 @@ class FitPanel(QWidget):
             record.curve = curve
             self.draw()
 
-    def _result_added(self, event) -> None:
-        if event.kind == "fit" and self.worker is None:
-            record = self.lab.results["fit"].get(event.name)
-            if record is not None and record is not self.record:
-                self.show_record(record)
-
     # -- drawing -----------------------------------------------------------------------------
 
     def draw(self) -> None:
@@ -274,7 +277,7 @@ class FitPanel(QWidget):
         if record is not None and self.worker is not None and len(losses):
             self.status.setText(f"step {len(losses)}: loss {losses[-1]:.6g}")
         elif record is not None and record.result is not None:
-            self.status.setText(record.result.message)
+            self.status.setText(record.statistics())
 
     def _draw_overlay(self) -> None:
         data = self.data

@@ -168,7 +168,7 @@ def _swatch(index: int) -> QIcon:
 
 
 class RunsPanel(QWidget):
-    """The kept runs: check to overlay, double-click to rename, Delete to remove."""
+    """The kept runs: check to overlay, double-click to rename, Delete (undoable)."""
 
     def __init__(self, lab: Lab, parent=None):
         super().__init__(parent)
@@ -182,11 +182,13 @@ class RunsPanel(QWidget):
         self.keep = QPushButton("Keep current run")
         self.keep.setToolTip("Keep the current run as a named run, overlaid on the plots (Ctrl+K)")
         self.keep.clicked.connect(self.keep_current)
-        remove = QPushButton("Remove")
-        remove.clicked.connect(self.remove_selected)
+        delete = QPushButton("Delete")
+        delete.setObjectName("delete_runs")
+        delete.setToolTip("Delete the selected runs; Undo brings them back")
+        delete.clicked.connect(self.delete_selected)
         buttons = QHBoxLayout()
         buttons.addWidget(self.keep, 1)
-        buttons.addWidget(remove)
+        buttons.addWidget(delete)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
         layout.addWidget(self.list, 1)
@@ -203,9 +205,9 @@ class RunsPanel(QWidget):
             return
         self.lab.log(f"kept the current run as {name!r}")
 
-    def remove_selected(self) -> None:
-        for item in self.list.selectedItems():
-            self.lab.remove_run(item.data(Qt.ItemDataRole.UserRole))
+    def delete_selected(self) -> None:
+        for name in [item.data(Qt.ItemDataRole.UserRole) for item in self.list.selectedItems()]:
+            self.lab.delete("run", name)
 
     def refresh(self) -> None:
         blocked = self.list.blockSignals(True)

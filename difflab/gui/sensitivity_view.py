@@ -14,7 +14,7 @@ from PySide6.QtWidgets import (QAbstractItemView, QCheckBox, QComboBox, QFormLay
 from ..app.lab import Lab
 from ..app.sensitivities import SensitivityRequest, run_sensitivity
 from .plots import PALETTE, configure_plot
-from .widgets import controls_beside_plots, hint_label
+from .widgets import ResultPicker, controls_beside_plots, hint_label
 from .workers import TaskWorker
 
 
@@ -41,6 +41,7 @@ class SensitivityView(QWidget):
         self.status = hint_label("forward-mode sensitivities, computed in the same solve as "
                                  "the run (t1, dt, solver from the run settings)")
         self.status.setWordWrap(True)
+        self.picker = ResultPicker(lab, "sensitivity")
         self.plot = pg.PlotWidget()
         self.curves: dict[str, pg.PlotDataItem] = {}
         self._build()
@@ -48,7 +49,7 @@ class SensitivityView(QWidget):
         self.state.currentTextChanged.connect(lambda _: self.draw())
         self.normalized.toggled.connect(lambda _: self.draw())
         lab.events.model.connect(self._model_changed)
-        lab.events.results.connect(self._result_added)
+        self.picker.chosen.connect(self.show_record)
         self._model_changed(None)
 
     def _build(self) -> None:
@@ -61,6 +62,7 @@ class SensitivityView(QWidget):
         column.addWidget(self.normalized)
         column.addWidget(self.compute_button)
         column.addWidget(self.status)
+        column.addWidget(self.picker)
         column.addStretch(1)
         configure_plot(self.plot, "t", "sensitivity")
         self.plot.getPlotItem().addLegend(offset=(-10, 10), labelTextColor="#222")
@@ -128,12 +130,11 @@ class SensitivityView(QWidget):
         self.draw()
         self.finished.emit(record)
 
-    def _result_added(self, event) -> None:
-        if event.kind == "sensitivity" and self.worker is None:
-            record = self.lab.results["sensitivity"].get(event.name)
-            if record is not None and record is not self.record:
-                self.record = record
-                self.draw()
+    def show_record(self, record) -> None:
+        """Draw a kept sensitivity (one read from a session file, say; ``None``: none)."""
+        if self.worker is None and record is not self.record:
+            self.record = record
+            self.draw()
 
     def draw(self) -> None:
         record = self.record

@@ -2,7 +2,8 @@
 
 A 1-parameter sweep draws a line, a 2-parameter sweep a heatmap, chunk by chunk as the
 worker hands them over; clicking a point sets the parameters to it (undoable), and the
-live solver draws its trajectory in the preview beside the sweep.
+live solver draws its trajectory in the preview beside the sweep. The kept sweeps (those
+of a session file too) are listed under the controls; the chosen one is drawn.
 """
 
 import numpy as np
@@ -17,7 +18,7 @@ import difflab as dl
 from ..app.lab import Lab, finite_bounds
 from ..app.sweeps import REDUCTIONS, Axis, SweepRequest, run_sweep
 from .plots import configure_plot, state_color
-from .widgets import FloatSpinBox, Throttle, controls_beside_plots, hint_label
+from .widgets import FloatSpinBox, ResultPicker, Throttle, controls_beside_plots, hint_label
 from .workers import TaskWorker
 
 
@@ -101,6 +102,7 @@ class SweepPanel(QWidget):
         self.progress.setRange(0, 1000)
         self.summary = hint_label("")
         self.summary.setWordWrap(True)
+        self.picker = ResultPicker(lab, "sweep")
         self.plot = pg.PlotWidget()
         self.preview = pg.PlotWidget()
         self._build()
@@ -115,6 +117,7 @@ class SweepPanel(QWidget):
         lab.events.model.connect(self._model_changed)
         self.redraw_preview = Throttle(self._draw_preview, REDRAW_MS, self)
         lab.events.current.connect(lambda e: self.redraw_preview())
+        self.picker.chosen.connect(self.show_data)
         self._model_changed(None)
 
     def _build(self) -> None:
@@ -135,6 +138,7 @@ class SweepPanel(QWidget):
         column.addLayout(buttons)
         column.addWidget(self.progress)
         column.addWidget(self.summary)
+        column.addWidget(self.picker)
         column.addStretch(1)
         configure_plot(self.plot, "", "")
         configure_plot(self.preview, "t", "state")
@@ -246,6 +250,23 @@ class SweepPanel(QWidget):
         self.summary.setText(text)
         self.lab.log(f"sweep {text}")
         self.finished.emit(data)
+
+    def show_data(self, data) -> None:
+        """Draw a kept sweep (one read from a session file, say); ``None`` clears the plot."""
+        if self.worker is not None or data is self.data:
+            return
+        self.data = data
+        if data is None:
+            for thing in (self.image, self.curve, self.colorbar):
+                thing.setVisible(False)
+            self.marker.setData([], [])
+            self.summary.setText("")
+            return
+        self._prepare_plot(data.request)
+        self.draw()
+        failed = len(data.failures())
+        self.summary.setText(f"{data.request.model_name}, {data.request.spec}: {data.done} of "
+                             f"{len(data.values)} points" + (f", {failed} failed" if failed else ""))
 
     # -- drawing --------------------------------------------------------------------------
 

@@ -8,7 +8,8 @@
   if the new content is not trusted), keeping the parameter values whose names remain.
 - The equation editor checks the text as it is typed (``difflab.models.check_equations``)
   and builds the model on request (``difflab.models.from_equations``): text is data,
-  nothing is run, no prompt.
+  nothing is run, no prompt. When an equation model is chosen (from a session file too)
+  the editor shows that model's text.
 """
 
 from pathlib import Path
@@ -150,6 +151,7 @@ class EquationEditor(QWidget):
         self._check_timer.timeout.connect(self.check)
         self.text.textChanged.connect(self._check_timer.start)
         self.use_button.clicked.connect(self.build)
+        lab.events.model.connect(self._model_changed)
         row = QHBoxLayout()
         row.addWidget(self.problems, 1)
         row.addWidget(self.use_button)
@@ -157,7 +159,15 @@ class EquationEditor(QWidget):
         layout.setContentsMargins(4, 4, 4, 4)
         layout.addWidget(self.text, 1)
         layout.addLayout(row)
+        self._model_changed(None)
         self.check()
+
+    def _model_changed(self, event) -> None:
+        if getattr(event, "catalog", False):  # the browser changed, not the chosen model
+            return
+        source = dl.models.source_of(self.lab.model_class(self.lab.model_name))
+        if source.kind == "equations" and source.text != self.text.toPlainText():
+            self.text.setPlainText(source.text)
 
     def check(self) -> list:
         """Check the text now; returns the problems (empty when it is a valid model)."""

@@ -1,11 +1,12 @@
-"""Small reusable widgets: a spin box that reads and writes any float, a slider mapping."""
+"""Small reusable widgets: a spin box that reads and writes any float, a slider mapping,
+the picker of an analysis view's kept results."""
 
 import math
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QValidator
-from PySide6.QtWidgets import (QDoubleSpinBox, QHBoxLayout, QLabel, QSizePolicy, QSplitter,
-                               QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (QComboBox, QDoubleSpinBox, QHBoxLayout, QLabel, QPushButton,
+                               QSizePolicy, QSplitter, QVBoxLayout, QWidget)
 
 
 class FloatSpinBox(QDoubleSpinBox):
@@ -106,6 +107,57 @@ def controls_beside_plots(panel: QWidget, controls: QVBoxLayout, width: int, *pl
 
 def fmt(value: float) -> str:
     return f"{value:.4g}"
+
+
+class ResultPicker(QWidget):
+    """The kept results of one kind (``"sweep"``, ...): which one a view shows, and Delete
+    (undoable; a save removes it from the file).
+
+    Signals: ``chosen(result)``: the result to show, ``None`` when none is left.
+    """
+
+    chosen = Signal(object)
+
+    def __init__(self, lab, kind: str, parent=None):
+        super().__init__(parent)
+        self.lab, self.kind = lab, kind
+        self.names = QComboBox()
+        self.names.setObjectName(f"{kind}_results")
+        self.delete_button = QPushButton("Delete")
+        self.delete_button.setObjectName(f"delete_{kind}")
+        self.delete_button.setToolTip(f"Delete this {kind}; Undo brings it back")
+        row = QHBoxLayout(self)
+        row.setContentsMargins(0, 0, 0, 0)
+        row.addWidget(QLabel("shown"))
+        row.addWidget(self.names, 1)
+        row.addWidget(self.delete_button)
+        self.names.activated.connect(lambda _: self.chosen.emit(self.current()))
+        self.delete_button.clicked.connect(self.delete)
+        lab.events.results.connect(self._results_changed)
+        self._results_changed(None)
+
+    def current(self):
+        """The result shown (``None`` when there is none)."""
+        return self.lab.results[self.kind].get(self.names.currentText())
+
+    def delete(self) -> None:
+        if self.current() is not None:
+            self.lab.delete(self.kind, self.names.currentText())
+
+    def _results_changed(self, event) -> None:
+        if event is not None and event.kind not in (None, self.kind):
+            return
+        store, shown = self.lab.results[self.kind], self.names.currentText()
+        added = event.name if event is not None and event.name in store else None
+        pick = added or (shown if shown in store else next(reversed(store), ""))
+        blocked = self.names.blockSignals(True)
+        self.names.clear()
+        self.names.addItems(list(store))
+        self.names.setCurrentText(pick)
+        self.names.blockSignals(blocked)
+        self.delete_button.setEnabled(bool(store))
+        if pick != shown or added:
+            self.chosen.emit(store.get(pick))
 
 
 class Throttle:

@@ -343,20 +343,22 @@ def _free_name(group, base: str) -> str:
 
 @contextlib.contextmanager
 def write_session(path, *, overwrite: bool = False, compress: bool = False,
-                  command_line: str | None = None):
+                  command_line: str | None = None, base=None):
     """Add to a session file atomically: yields a :class:`SessionWriter` on a copy of it.
 
     Everything already in ``path`` is kept, bit for bit; the writer adds results and
     models (a name already there is an error unless ``overwrite=True``) and removes only
     what it is told to. On success the copy is fsynced and replaces ``path``; if the
     block raises (or the process dies) ``path`` is left as it was. A file that is not a
-    DiffLab session is replaced only with ``overwrite=True``. The one-writer lock
-    (:func:`writing`) is held throughout.
+    DiffLab session is replaced only with ``overwrite=True``. ``base`` (Save As): start
+    from a copy of that session file instead, replacing whatever ``path`` held. The
+    one-writer lock (:func:`writing`) is held throughout.
     """
     with writing(path), _h5.atomic_file(path) as tmp:
-        keep = os.path.exists(path) and _is_session(path, overwrite)
+        start = path if base is None else base
+        keep = os.path.exists(start) and _is_session(start, overwrite and base is None)
         if keep:
-            shutil.copyfile(path, tmp)
+            shutil.copyfile(start, tmp)
         with _h5.create_file(tmp, "a" if keep else "w") as f:
             yield SessionWriter(f, compress=compress, command_line=command_line,
                                 overwrite=overwrite, path=path)

@@ -27,6 +27,8 @@ from ._sharding import use_all_cpu_cores as use_all_cpu_cores
 from ._adjoint import AutoAdjoint as AutoAdjoint
 from ._adjoint import CheckpointedAdjoint as CheckpointedAdjoint
 from ._adjoint import ForwardSensitivity as ForwardSensitivity
+from ._observations import Observations as Observations
+from ._observations import as_observations as as_observations
 from ._fit import FitError as FitError
 from ._fit import FitProgress as FitProgress
 from ._fit import FitResult as FitResult

@@ -16,7 +16,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ..io._observations import Observations, _sigma_array, read_observations
+from ._observations import Observations, as_observations, sigma_array
 from . import _sharding
 from ._fit_methods import method_name, resolve_method
 from ._fit_problem import Problem, check_model, make_scale, split_params, start_points
@@ -182,8 +182,9 @@ def fit_stream(model, data, params=None, *, sigma=None, method="lm", t0=0.0, t1=
 
     Args:
         model: a :class:`difflab.Model`; its current values are the first start.
-        data: observations: a dict ``{"t": ts, "prey": ..., ...}``, a ``.csv`` or
-            ``.h5`` path, an :class:`difflab.io.Observations` or a Trajectory.
+        data: observations: an :class:`difflab.solvers.Observations`, a dict
+            ``{"t": ts, "prey": ..., ...}`` or a Trajectory (read a ``.csv`` or ``.h5``
+            file with ``difflab.io.read_observations``).
         params: names of scalar parameters and/or array fields (a network) to fit
             (default: all scalar parameters and array fields).
         sigma: the noise standard deviation of the data: a number, ``{state: number}``
@@ -213,7 +214,7 @@ def fit_stream(model, data, params=None, *, sigma=None, method="lm", t0=0.0, t1=
     """
     started = time.perf_counter()
     check_model(model)
-    obs = read_observations(data)
+    obs = as_observations(data)
     optimizer = resolve_method(method)
     name = method_name(optimizer)
     max_steps = int(max_steps if max_steps is not None else DEFAULT_MAX_STEPS.get(name, 500))
@@ -308,7 +309,7 @@ def _scale(model, name, bounds, log_scale):
 
 def _noise(obs: Observations, sigma):
     if sigma is not None:
-        return _sigma_array(sigma, obs.y.shape, obs.states), True
+        return sigma_array(sigma, obs.y.shape, obs.states), True
     if obs.sigma is not None:
         sd = obs.sigma
         if np.any(np.isfinite(obs.y) & ~np.isfinite(sd)):

@@ -92,8 +92,9 @@ def test_kept_runs_are_named_renamed_hidden_and_removed(lab):
     lab.set_run_visible("moon", False)
     assert list(lab.runs) == ["earth", "moon"] and not lab.runs["moon"].visible
     assert lab.runs["earth"].params["g"] == 9.81 and lab.runs["moon"].params["g"] == 1.0
-    lab.remove_run("earth")
+    lab.delete("run", "earth")
     assert list(lab.runs) == ["moon"]
+    assert lab.undo() == "Delete run earth" and list(lab.runs) == ["earth", "moon"]
 
 
 def test_a_stopped_stream_keeps_the_points_it_computed():

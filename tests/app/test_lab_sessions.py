@@ -1,10 +1,16 @@
-"""Saving a lab to a session file and opening it again, Qt-free: runs, sweeps, layout."""
+"""Saving a lab to a session file and opening it again, Qt-free: runs, sweeps, fits,
+sensitivities, layout; a save changes only what the lab changed."""
 
+from pathlib import Path
+
+import h5py
 import numpy as np
 import pytest
 
 import difflab as dl
+from difflab.app.fits import FitRequest, run_fit
 from difflab.app.lab import Lab
+from difflab.app.sensitivities import SensitivityRequest, run_sensitivity
 from difflab.app.session_io import open_lab, save_lab
 from difflab.app.sweeps import Axis, SweepRequest, run_sweep
 
@@ -90,3 +96,176 @@ def test_an_equation_model_comes_back_from_its_text(tmp_path):
                                atol=1e-6)
     other.solve_now()  # the rebuilt class simulates like the original
     np.testing.assert_array_equal(other.current.ys, lab.current.ys)
+
+
+# -- the session as a document: a save touches only what the lab changed ------------------
+
+SPRING = ("name: Spring\nparams: k = 1.0 in (0, 10), c = 0.1 in (0, 2)\ninit: x = 1, v = 0\n"
+          "dx/dt = v\ndv/dt = -k*x - c*v\n")
+USER_MODEL = Path(__file__).resolve().parents[2] / "examples" / "models" / "pendulum2.py"
+
+
+def _contents(path) -> dict:
+    """Every attribute and every dataset's values in a file, by HDF5 path."""
+    out = {}
+
+    def visit(name, obj):
+        out[f"{name}:attrs"] = {k: v for k, v in obj.attrs.items()
+                                if k not in ("DIMENSION_LIST", "REFERENCE_LIST")}
+        if isinstance(obj, h5py.Dataset):
+            out[name] = obj[()]
+
+    with h5py.File(path, "r", locking=False) as f:
+        visit("", f)
+        f.visititems(visit)
+    return out
+
+
+def _assert_kept(before: dict, after: dict, changed=()) -> None:
+    """Everything in ``before`` is in ``after``, equal, except under the ``changed`` paths."""
+    for key, value in before.items():
+        if not key.startswith(tuple(changed)):
+            assert key in after, key
+            np.testing.assert_equal(after[key], value, err_msg=key)
+
+
+def test_a_sweep_file_keeps_its_sweep_when_the_app_saves_into_it(tmp_path):
+    path = tmp_path / "scan.h5"
+    lorenz = dl.models.get("lorenz")(beta=2.5)
+    made = dl.sweep(lorenz, dl.grid(rho=np.linspace(1.0, 28.0, 6), sigma=[5.0, 10.0]), 0.5,
+                    dt=1e-3, solver="rk4", n_save=5, observables={"x_max": "max(x)"}, out=path,
+                    name="scan")
+    before = _contents(path)
+    lab = Lab()
+    open_lab(lab, path)
+    assert lab.model_name == "lorenz" and not lab.dirty
+    shown = lab.results["sweep"]["scan"]  # a sweep the app did not make is drawn too
+    assert [(a.name, a.lo, a.hi, a.n) for a in shown.request.axes] == [
+        ("rho", 1.0, 28.0, 6), ("sigma", 5.0, 10.0, 2)]
+    assert shown.request.spec == "max(x)" and shown.grid().shape == (6, 2) and shown.complete
+    np.testing.assert_array_equal(shown.observable, made.observables["x_max"])
+    for rho in (3.0, 4.0):  # the second save replaces what the first wrote
+        lab.set_param("rho", rho)
+        lab.solve_now()
+        save_lab(lab, path)
+        assert not lab.dirty
+    _assert_kept(before, _contents(path), changed=("app",))
+    session = dl.open(path)
+    assert session.sweeps.names() == ["scan"] and session.runs.names() == ["current"]
+    assert session.runs["current"].model.parameters["rho"] == 4.0
+    other = Lab()
+    open_lab(other, path)
+    assert list(other.results["sweep"]) == ["scan"] and other.params["rho"] == 4.0
+
+    # Save As: the original's objects, the lab's changes; what was at the new path is gone
+    copy, pendulum = tmp_path / "copy.h5", dl.models.get("pendulum")()
+    with dl.io.write_session(copy) as writer:
+        writer.add_run(dl.simulate(pendulum, 1.0), model=pendulum, name="stale")
+    original = _contents(path)
+    other.keep_current("kept")
+    save_lab(other, copy)
+    assert other.path == copy and not other.dirty
+    _assert_kept(original, _contents(copy), changed=("app",))
+    assert sorted(dl.open(copy).runs.names()) == ["current", "kept"]
+    assert _contents(path).keys() == original.keys()  # the original is as it was
+
+
+def test_delete_removes_an_object_at_the_next_save_and_undo_brings_it_back(tmp_path):
+    lab = Lab()
+    lab.set_settings(t1=2.0)
+    lab.solve_now()
+    lab.keep_current("a")
+    lab.keep_current("b")
+    request = SweepRequest(lab.model, "pendulum", (Axis("g", 1.0, 10.0, 4),), "max", "theta",
+                           lab.settings)
+    lab.add_result("sweep", run_sweep(request))
+    path = tmp_path / "lab.h5"
+    save_lab(lab, path)
+    before = _contents(path)
+    lab.delete("run", "a")
+    lab.delete("sweep", "sweep0")
+    assert list(lab.runs) == ["b"] and not lab.results["sweep"] and lab.dirty
+    save_lab(lab, path)
+    session = dl.open(path)
+    assert sorted(session.runs.names()) == ["b", "current"] and session.sweeps.names() == []
+    assert lab.undo() == "Delete sweep sweep0" and lab.undo() == "Delete run a"
+    assert list(lab.runs) == ["a", "b"] and list(lab.results["sweep"]) == ["sweep0"]
+    save_lab(lab, path)  # the file lost them at the last save: they are written again
+    after = _contents(path)
+    session = dl.open(path)
+    assert sorted(session.runs.names()) == ["a", "b", "current"]
+    assert session.sweeps.names() == ["sweep0"]
+    for name in ("runs/a/y", "runs/a/time", "sweeps/sweep0/parameters", "sweeps/sweep0/max_theta"):
+        np.testing.assert_array_equal(after[name], before[name], err_msg=name)
+    lab.delete("run", "b")  # deleted and brought back before a save: the file keeps it
+    lab.undo()
+    save_lab(lab, path)
+    _assert_kept(after, _contents(path), changed=("app", "provenance"))
+
+
+def test_round_trip_of_a_sweep_a_fit_a_sensitivity_and_an_equation_model(tmp_path,
+                                                                           monkeypatch):
+    monkeypatch.setenv("DIFFLAB_CONFIG_DIR", str(tmp_path / "config"))  # trusts nothing
+    spring = dl.models.from_equations(SPRING)
+    lab = Lab()
+    lab.add_user_model(spring)
+    lab.select_model("Spring")
+    lab.set_settings(t1=4.0)
+    lab.solve_now()
+    lab.keep_current("start")
+    lab.add_result("sweep", run_sweep(SweepRequest(
+        lab.model, "Spring", (Axis("k", 0.5, 4.0, 5), Axis("c", 0.0, 0.4, 3)), "max", "x",
+        lab.settings)))
+    truth = dl.simulate(spring(k=2.0), 4.0, n_save=21)
+    data = dl.io.Observations(np.asarray(truth.ts), np.asarray(truth.ys), truth.state_names)
+    fit = run_fit(FitRequest(lab.model, "Spring", data, ("k",), lab.settings, max_steps=30))
+    assert fit.ok and fit.chi2 is not None and fit.dof == 2 * 21 - 1
+    lab.add_result("fit", fit)
+    lab.add_result("sensitivity", run_sensitivity(SensitivityRequest(
+        lab.model, "Spring", lab.settings, ("k", "c"))))
+    path = tmp_path / "lab.h5"
+    save_lab(lab, path)
+    driven = dl.models.load_file(USER_MODEL)["DrivenPendulum"]()
+    with dl.io.write_session(path) as writer:  # objects the app cannot show: kept as they are
+        writer.add_sensitivity(model=spring(), parameter_names=["k"], gradient=[0.5],
+                               name="gradient")
+        writer.add_run(dl.simulate(driven, 1.0), model=driven, name="driven")
+    first = _contents(path)
+
+    again = Lab()
+    open_lab(again, path)
+    assert again.model_name == "Spring" and again.model_class("Spring").equations == SPRING
+    assert list(again.runs) == ["start", "driven"]
+    assert isinstance(again.runs["driven"].model, dl.io.ModelRecord)  # its code never ran
+    assert [list(again.results[k]) for k in ("sweep", "fit", "sensitivity")] == [
+        ["sweep0"], ["fit0"], ["sensitivity0"]]
+    back = again.results["fit"]["fit0"]
+    assert (back.result, back.message, back.params, back.stderr, back.chi2, back.dof) == (
+        fit.result, fit.message, fit.params, fit.stderr, fit.chi2, fit.dof)
+    again.set_param("c", 0.2)
+    again.solve_now()
+    again.keep_current("damped")
+    save_lab(again, path)
+    second = _contents(path)
+    _assert_kept(first, second, changed=("app", "runs/current"))
+    assert "runs/damped/y" in second and "sensitivities/gradient/gradient" in second
+
+    last = Lab()
+    open_lab(last, path)
+    assert last.model_name == "Spring" and last.params["c"] == 0.2
+    assert list(last.runs) == ["start", "driven", "damped"]
+    for name, run in again.runs.items():
+        np.testing.assert_array_equal(last.runs[name].ys, run.ys)
+        np.testing.assert_array_equal(last.runs[name].ts, run.ts)
+    np.testing.assert_array_equal(last.current.ys, again.current.ys)
+    sweep, sweep_back = again.results["sweep"]["sweep0"], last.results["sweep"]["sweep0"]
+    for field in ("values", "observable", "result", "final"):
+        np.testing.assert_array_equal(getattr(sweep_back, field), getattr(sweep, field))
+    assert sweep_back.request.axes == sweep.request.axes
+    fit_back = last.results["fit"]["fit0"]
+    assert (fit_back.losses, fit_back.parameters, fit_back.stderr, fit_back.chi2) == (
+        fit.losses, fit.parameters, fit.stderr, fit.chi2)
+    sens, sens_back = (lab.results["sensitivity"]["sensitivity0"],
+                       last.results["sensitivity"]["sensitivity0"])
+    np.testing.assert_array_equal(sens_back.raw, sens.raw)
+    assert sens_back.parameters == sens.parameters

@@ -1,5 +1,6 @@
 """The fit and sensitivity views: work off the GUI thread, results drawn and kept."""
 
+import h5py
 import numpy as np
 import pytest
 
@@ -24,19 +25,18 @@ def test_fit_draws_its_loss_live_and_recovers_known_parameters(qtbot, window, tm
         panel.fit_button.click()
         panel.worker.item.connect(lambda record: progress.append(len(record.losses)))
     record = blocker.args[0]
-    assert progress and record.result.ok
+    assert progress and record.ok
     for name, value in truth.items():
-        lo, hi = record.result.interval(name, 2.0)
-        assert lo <= value <= hi
+        assert abs(record.params[name] - value) <= 2.0 * record.stderr[name]
     x, y = panel.loss_curve.getData()
     assert len(x) == len(record.losses) >= 2 and y[-1] <= y[0]
     assert panel.table.rowCount() == 2 and panel.table.item(0, 0).text() == "alpha"
-    assert float(panel.table.item(0, 2).text()) == pytest.approx(record.result.stderr["alpha"],
-                                                                  rel=0.05)
+    assert float(panel.table.item(0, 2).text()) == pytest.approx(record.stderr["alpha"], rel=0.05)
+    assert f"χ² = {record.chi2:.6g}, {record.dof} degrees of freedom" in panel.status.text()
     assert set(panel.model_items) == {"prey", "predator"}
     assert "fit0" in window.lab.results["fit"]
     panel.apply_button.click()
-    assert window.lab.params["alpha"] == record.result.params["alpha"]
+    assert window.lab.params["alpha"] == record.params["alpha"]
     window.lab.undo()
     assert window.lab.params["alpha"] == lv().parameter_specs()["alpha"].default
 
@@ -46,10 +46,34 @@ def test_fit_draws_its_loss_live_and_recovers_known_parameters(qtbot, window, tm
     assert not window.lab.results["fit"]
     assert window.files.open(str(tmp_path / "fitted.h5"))
     back = window.lab.results["fit"]["fit0"]
-    assert back.best == pytest.approx(record.result.params)
-    assert back.result.stderr == pytest.approx(record.result.stderr)
+    assert back.best == pytest.approx(record.params)
+    assert back.stderr == pytest.approx(record.stderr)
+    assert (back.chi2, back.dof, back.message) == (record.chi2, record.dof, record.message)
     assert np.allclose(back.losses, record.losses)
     qtbot.waitUntil(lambda: set(panel.model_items) == {"prey", "predator"}, timeout=LONG)
+    assert panel.record is back and panel.picker.names.currentText() == "fit0"
+    assert f"χ² = {record.chi2:.6g}, {record.dof} degrees of freedom" in panel.status.text()
+    assert float(panel.table.item(0, 2).text()) == pytest.approx(record.stderr["alpha"], rel=0.05)
+
+    # change something and save again: the fit read from the file stays as it is
+    path = tmp_path / "fitted.h5"
+    with h5py.File(path, "r", locking=False) as f:
+        stored = dict(f["fits/fit0"].attrs)
+    window.lab.set_param("beta", 0.5)
+    window.actions["save"].trigger()
+    assert not window.lab.dirty and dl.open(path).app_settings["params"]["beta"] == 0.5
+    with h5py.File(path, "r", locking=False) as f:
+        np.testing.assert_equal({k: v for k, v in f["fits/fit0"].attrs.items()},
+                                stored)
+    panel.picker.delete_button.click()  # Delete, saved; Undo, saved: back in the file
+    assert panel.record is None and not window.lab.results["fit"]
+    window.actions["save"].trigger()
+    assert dl.open(path).fits.names() == []
+    window.actions["undo"].trigger()
+    assert panel.record is back
+    window.actions["save"].trigger()
+    fit = dl.open(path).fits["fit0"]
+    assert (fit.attrs["chi2"], fit.attrs["dof"]) == (record.chi2, record.dof)
 
 
 def test_sensitivity_of_the_current_run_matches_finite_differences(qtbot, window, tmp_path):

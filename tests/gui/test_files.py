@@ -1,9 +1,14 @@
 """Sessions (Save, Open, recent files, the unsaved-changes prompt), export, persistence."""
 
 import csv
+import fcntl
+import os
 
+import h5py
 import numpy as np
 import pytest
+from PySide6.QtCore import QTimer
+from PySide6.QtWidgets import QApplication, QMessageBox, QPushButton
 
 import difflab as dl
 
@@ -95,3 +100,80 @@ def test_layout_and_run_settings_persist_between_launches(qtbot, make_window, se
     assert second.lab.settings.t1 == 4.0 and second.lab.settings.solver == "heun"
     assert second.settings_panel.solver.currentData() == "heun"
     assert second.docks["log"].isHidden()
+
+
+def _arrays(path, group) -> dict:
+    with h5py.File(path, "r", locking=False) as f:
+        return {k: v[()] for k, v in f[group].items()}
+
+
+def test_a_difflab_sweep_file_opens_in_the_sweep_tab_and_deletes_are_saved(
+        qtbot, window, tmp_path):
+    path = tmp_path / "scan.h5"
+    made = dl.sweep(dl.models.get("lorenz")(), dl.grid(rho=np.linspace(1.0, 28.0, 6),
+                                                       sigma=[5.0, 10.0]),
+                    0.5, dt=1e-3, solver="rk4", observables={"x_max": "max(x)"}, out=path,
+                    name="scan")
+    sweep = _arrays(path, "sweeps/scan")
+    assert window.files.open(str(path))
+    panel = window.views["sweep"]
+    assert panel.data is window.lab.results["sweep"]["scan"]
+    assert panel.picker.names.currentText() == "scan" and panel.image.isVisible()
+    np.testing.assert_array_equal(panel.image.image, made.observables["x_max"].reshape(6, 2))
+    qtbot.waitUntil(lambda: window.lab.current is not None, timeout=LONG)
+    window.actions["keep"].trigger()
+    window.lab.set_param("rho", 3.0)
+    window.actions["save"].trigger()
+    assert not window.lab.dirty and dl.open(path).sweeps.names() == ["scan"]
+    np.testing.assert_equal(_arrays(path, "sweeps/scan"), sweep)
+
+    window.runs_panel.list.item(0).setSelected(True)
+    window.runs_panel.findChild(QPushButton, "delete_runs").click()
+    panel.picker.delete_button.click()
+    assert not window.lab.runs and not window.lab.results["sweep"] and panel.data is None
+    window.actions["save"].trigger()
+    session = dl.open(path)
+    assert session.sweeps.names() == [] and "run0" not in session.runs.names()
+    window.actions["undo"].trigger()
+    window.actions["undo"].trigger()
+    assert list(window.lab.runs) == ["run0"] and window.runs_panel.list.count() == 1
+    assert panel.data is window.lab.results["sweep"]["scan"]
+    window.actions["save"].trigger()
+    session = dl.open(path)
+    assert session.sweeps.names() == ["scan"] and "run0" in session.runs.names()
+    np.testing.assert_array_equal(session.sweeps["scan"].parameters, sweep["parameters"])
+
+
+def _answer_dialogs(texts: list, tries: int = 200) -> None:
+    """Read and close each message box as it opens (the next one too, ``tries`` times)."""
+    box = QApplication.activeModalWidget()
+    if isinstance(box, QMessageBox):
+        texts.append(box.text())
+        box.done(0)
+    elif tries:
+        QTimer.singleShot(25, lambda: _answer_dialogs(texts, tries - 1))
+
+
+def test_a_failed_save_is_shown_the_session_stays_unsaved_and_quit_does_not_exit(
+        qtbot, window, tmp_path):
+    path = tmp_path / "held.h5"
+    assert window.files._save_to(path)
+    window.lab.set_param("g", 5.0)
+    saved = path.read_bytes()
+    lock = os.open(tmp_path / ".held.h5.lock", os.O_RDWR | os.O_CREAT)
+    fcntl.flock(lock, fcntl.LOCK_EX)  # as another process writing the file holds it
+    texts = []
+    try:
+        _answer_dialogs(texts)
+        window.actions["save"].trigger()
+        assert len(texts) == 1 and window.lab.dirty and window.isWindowModified()
+        window.files.ask_unsaved = lambda: "save"
+        _answer_dialogs(texts)
+        assert not window.close()  # Quit > Save failed: the window stays
+    finally:
+        os.close(lock)
+    assert len(texts) == 2 and window.isVisible() and window.lab.dirty
+    assert "held.h5" in texts[0] and "being written by another DiffLab process" in texts[0]
+    assert path.read_bytes() == saved
+    assert window.close()  # the lock is free again: Quit > Save saves and exits
+    assert not window.lab.dirty and dl.open(path).app_settings["params"]["g"] == 5.0

@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from difflab.app import gui_command
+from difflab.cli import gui_command
 
 
 @pytest.fixture
@@ -47,10 +47,10 @@ def test_offscreen_and_wayland_skip_the_xcb_check(monkeypatch):
 
 def test_difflab_without_a_display_prints_one_line_and_never_imports_qt(tmp_path):
     """`difflab` alone, with no display: one line, exit 1; CLI commands import no Qt."""
-    code = ("import sys; from difflab.app.cli import main; "
+    code = ("import sys; from difflab.cli import main; "
             "print('exit', main([]), file=sys.stderr); main(['models']); main(['devices']); "
             f"print('exit', main(['gui', {str(tmp_path / 'nope.h5')!r}]), file=sys.stderr); "
-            "from difflab.app import gui_command, lab, session_io, sweeps, fits; "
+            "from difflab.cli import gui_command; from difflab.app import lab, session_io, sweeps, fits; "
             "print(sorted(m for m in sys.modules if m.split('.')[0] in "
             "('PySide6', 'shiboken6', 'pyqtgraph')))")
     env = {k: v for k, v in os.environ.items()

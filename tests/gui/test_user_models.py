@@ -80,3 +80,20 @@ def test_equation_editor_checks_as_you_type_and_builds_the_model(qtbot, window):
                     and window.lab.current.model_name == "Spring", timeout=LONG)
     ts = window.lab.current.ts
     np.testing.assert_allclose(window.lab.current["x"], np.cos(np.sqrt(2.0) * ts), atol=1e-6)
+
+
+def test_an_equation_model_reopens_with_its_own_text(qtbot, make_window, tmp_path):
+    window = make_window()
+    editor = window.equation_editor
+    text = ("name: Decay\ndescription: first-order decay\nparams: rate = 0.7 in (0, 5)\n"
+            "init: n = 2\n\ndn/dt = -rate*n\n")
+    editor.text.setPlainText(text)
+    assert editor.build() == "Decay"
+    qtbot.waitUntil(lambda: window.lab.current is not None
+                    and window.lab.current.model_name == "Decay", timeout=LONG)
+    assert window.files._save_to(tmp_path / "decay.h5")
+    fresh = make_window()
+    assert fresh.equation_editor.text.toPlainText() != text  # a new window: the template
+    assert fresh.files.open(str(tmp_path / "decay.h5"))
+    assert fresh.lab.model_name == "Decay"
+    assert fresh.equation_editor.text.toPlainText() == text

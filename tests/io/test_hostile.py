@@ -11,7 +11,7 @@ import pytest
 import xarray as xr
 
 import difflab as dl
-from difflab.app.cli import main
+from difflab.cli import main
 from difflab.io import SessionFileError
 
 

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import difflab as dl
-from difflab.app.cli import main
+from difflab.cli import main
 
 EXAMPLE = Path(__file__).parents[2] / "examples" / "sweep_lorenz.toml"
 

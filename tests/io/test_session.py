@@ -229,7 +229,7 @@ def test_version_0_files_are_upgraded_on_open(tmp_path):
 
 
 def test_difflab_open_summarises_the_file_for_people_and_machines(built, capsys):
-    from difflab.app.cli import main
+    from difflab.cli import main
 
     assert main(["open", str(built["path"])]) == 0
     out = capsys.readouterr().out
@@ -245,7 +245,7 @@ def test_difflab_open_summarises_the_file_for_people_and_machines(built, capsys)
 
 
 def test_difflab_run_writes_a_session_and_compresses_on_request(tmp_path):
-    from difflab.app.cli import main
+    from difflab.cli import main
 
     argv = ["run", "ornstein_uhlenbeck", "--t1", "0.5", "--n-save", "51", "--seed", "3"]
     assert main([*argv, "--out", str(tmp_path / "a.h5")]) == 0

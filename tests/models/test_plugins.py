@@ -9,7 +9,7 @@ import textwrap
 import pytest
 
 import difflab as dl
-from difflab.app.cli import main
+from difflab.cli import main
 from difflab.models import _plugins, _registry
 
 PACKAGE = "difflab_demo_plugin"
@@ -117,7 +117,7 @@ def test_an_installed_plugin_works_from_the_command_line(plugin):
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(plugin), *sys.path]))
     code = textwrap.dedent("""
         import sys
-        from difflab.app.cli import main
+        from difflab.cli import main
         sys.exit(main(["run", "demo_decay", "--set", "rate=2", "--t1", "1", "--dt", "0.01"]))
     """)
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,

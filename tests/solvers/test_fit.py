@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 import difflab as dl
-from difflab.app.fit_command import build, load_config
+from difflab.cli.fit_command import build, load_config
 
 EXAMPLE = Path(__file__).parents[2] / "examples" / "fit_lotka_volterra"
 

@@ -69,7 +69,8 @@ def test_bad_sources_and_sigmas_are_refused(tmp_path):
 def test_a_fit_from_csv_is_saved_as_a_session(tmp_path):
     data = dl.io.read_observations(dl.simulate(LV(), 20.0, n_save=201)).with_noise(0.5, seed=0)
     dl.io.write_observations_csv(tmp_path / "lv.csv", data, digits=17)
-    res = dl.fit(LV(alpha=1.2, beta=0.45), tmp_path / "lv.csv", params=["alpha", "beta"])
+    res = dl.fit(LV(alpha=1.2, beta=0.45), dl.io.read_observations(tmp_path / "lv.csv"),
+                 params=["alpha", "beta"])
     assert res.absolute_sigma  # the CSV's sigma columns give the noise level
     name = dl.io.save(tmp_path / "fit.h5", res)
     session = dl.open(tmp_path / "fit.h5")

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import difflab as dl
-from difflab.app.cli import main
+from difflab.cli import main
 
 EXAMPLE = Path(__file__).parents[2] / "examples" / "fit_lotka_volterra"
 TRUTH = {"alpha": 1.1, "beta": 0.4, "gamma": 0.4, "delta": 0.1}  # make_observations.py

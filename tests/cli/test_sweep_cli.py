@@ -14,8 +14,8 @@ import numpy as np
 import pytest
 
 import difflab as dl
-from difflab.app.cli import main
-from difflab.app.sweep_command import build_job, load_config
+from difflab.cli import main
+from difflab.cli.sweep_command import build_job, load_config
 from difflab.io._sweep_store import text
 from difflab.solvers._sweep import execute
 

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import difflab as dl
-from difflab.app.cli import main
+from difflab.cli import main
 
 
 def test_models_lists_every_model_with_parameters(capsys):
@@ -99,7 +99,7 @@ def test_version_and_devices():
 
 def test_no_qt_is_loaded_by_the_engine_or_the_cli():
     code = ("import sys, difflab, difflab.models, difflab.solvers, difflab.io, difflab.app, "
-            "difflab.app.commands; from difflab.app.cli import main; main(['models']); "
+            "difflab.cli.commands; from difflab.cli import main; main(['models']); "
             "print(sorted(m for m in sys.modules if m.split('.')[0] in "
             "('PySide6', 'pyqtgraph', 'shiboken6')))")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)

@@ -5,11 +5,11 @@ import json
 from rich.console import Console
 from rich.markup import escape
 
-from .cli import UsageError
+from .main import UsageError
 
 
 def _load(path: str):
-    from ..io import SessionFileError, open_session
+    from difflab.io import SessionFileError, open_session
 
     try:
         return open_session(path)

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import difflab as dl
-from difflab.app.cli import main
+from difflab.cli import main
 from difflab.app.trust import TrustStore, config_dir
 
 PENDULUM = '''\

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import numpy as np
 
-from ._config_file import ConfigError, keyed, number, parse, read, table
-from .cli import EXIT_FAILED, UsageError
+from .config_file import ConfigError, keyed, number, parse, read, table
+from .main import EXIT_FAILED, UsageError
 
 TOP = {"model", "data", "params", "name", "parameters", "solver", "fit", "bounds"}
 SOLVER = {"name", "t0", "t1", "dt", "n_save", "rtol", "atol", "max_steps"}

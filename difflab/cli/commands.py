@@ -10,7 +10,7 @@ from rich.table import Table
 
 import difflab as dl
 
-from .cli import EXIT_FAILED, UsageError
+from .main import EXIT_FAILED, UsageError
 
 
 def _out() -> Console:

@@ -7,7 +7,7 @@ import math
 import tomllib
 from pathlib import Path
 
-from .cli import UsageError
+from .main import UsageError
 
 
 class ConfigError(UsageError):

@@ -52,7 +52,7 @@ def build_parser() -> argparse.ArgumentParser:
     models = commands.add_parser("models", help="list the built-in models and their parameters")
     models.add_argument("name", nargs="?",
                         help="show one model in detail (a name, FILE.py:CLASS or FILE.eqn)")
-    models.set_defaults(handler="difflab.app.commands:models")
+    models.set_defaults(handler="difflab.cli.commands:models")
 
     run = commands.add_parser(
         "run", help="simulate one model",
@@ -85,12 +85,12 @@ def build_parser() -> argparse.ArgumentParser:
                      help="replace a run of the same --name, or an --out that is not a session")
     run.add_argument("--compress", action="store_true",
                      help="gzip + shuffle the results in an .h5 file (smaller, slower to write)")
-    run.set_defaults(handler="difflab.app.commands:run")
+    run.set_defaults(handler="difflab.cli.commands:run")
 
     devices = commands.add_parser("devices", help="show the JAX backend, its devices and the precision")
-    devices.set_defaults(handler="difflab.app.commands:devices")
+    devices.set_defaults(handler="difflab.cli.commands:devices")
 
-    from .trust import add_parser as add_trust_parser
+    from .trust_command import add_parser as add_trust_parser
 
     add_trust_parser(commands)
 
@@ -102,7 +102,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     opened.add_argument("path", help="a DiffLab session file")
     opened.add_argument("--json", action="store_true", help="print the summary as JSON")
-    opened.set_defaults(handler="difflab.app.open_command:open_session")
+    opened.set_defaults(handler="difflab.cli.open_command:open_session")
 
     gui = commands.add_parser(
         "gui", help="open the desktop app (the default with no command)",
@@ -110,7 +110,7 @@ def build_parser() -> argparse.ArgumentParser:
         epilog="example: difflab gui run.h5",
     )
     gui.add_argument("session", nargs="?", default=None, help="a session file (.h5) to open")
-    gui.set_defaults(handler="difflab.app.gui_command:gui")
+    gui.set_defaults(handler="difflab.cli.gui_command:gui")
 
     sweep = commands.add_parser(
         "sweep", help="run a parameter sweep described by a TOML file",
@@ -141,7 +141,7 @@ def build_parser() -> argparse.ArgumentParser:
     sweep.add_argument("--keep-shards", action="store_true",
                        help="multi-process: leave --out a virtual view of the per-process "
                             "shard files instead of copying them in")
-    sweep.set_defaults(handler="difflab.app.sweep_command:sweep")
+    sweep.set_defaults(handler="difflab.cli.sweep_command:sweep")
 
     fit = commands.add_parser(
         "fit", help="fit a model to observations described by a TOML file",
@@ -157,7 +157,7 @@ def build_parser() -> argparse.ArgumentParser:
                      help="lay the starts over the first N devices")
     fit.add_argument("--json", action="store_true", help="print the result as JSON on stdout")
     fit.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
-    fit.set_defaults(handler="difflab.app.fit_command:fit")
+    fit.set_defaults(handler="difflab.cli.fit_command:fit")
     return parser
 
 
@@ -174,7 +174,7 @@ def main(argv=None) -> int:
         args = parser.parse_args(argv)
         if args.command is None:  # `difflab` alone opens the app
             args = parser.parse_args(["gui"])
-        from ._compilation_cache import enable_compilation_cache
+        from .compilation_cache import enable_compilation_cache
 
         enable_compilation_cache()
         return _handler(args.handler)(args)

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import numpy as np
 
-from ._config_file import ConfigError, keyed, number, one_line, parse, read, table
-from .cli import UsageError
+from .config_file import ConfigError, keyed, number, one_line, parse, read, table
+from .main import UsageError
 
 TOP = {"model", "name", "parameters", "initial_state", "solver", "space", "output", "run"}
 SOLVER = {"name", "t0", "t1", "dt", "rtol", "atol", "max_steps", "seed"}
@@ -241,7 +241,7 @@ def _stored_config(out: str, name: str | None) -> SweepConfig:
         which = f"sweep {name!r}" if name else "exactly one sweep started from a config file"
         raise UsageError(f"{out} holds no {which}; give the config file (or --name)")
     config = parse_config(stored[candidates[0]], Path(paths[candidates[0]] or out))
-    from .trust import TrustStore
+    from difflab.app import TrustStore
 
     # Read from a file, so a Python model file it names runs only if the user trusts it.
     return dataclasses.replace(config, trust=TrustStore())

@@ -15,7 +15,7 @@ import re
 import sys
 from pathlib import Path
 
-from .cli import EXIT_FAILED, UsageError
+from .main import EXIT_FAILED, UsageError
 
 #: Libraries Qt's xcb plugin links (directly or through libQt6XcbQpa), and their
 #: Debian/Ubuntu packages. A fresh desktop usually lacks the first three.
@@ -101,6 +101,6 @@ def gui(args) -> int:
     if problem is not None:
         print(f"difflab: {problem}", file=sys.stderr)
         return EXIT_NO_DISPLAY
-    from ..gui import run_app
+    from difflab.gui import run_app
 
     return run_app(session)
