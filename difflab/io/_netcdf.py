@@ -2,7 +2,9 @@
 
 A group is written coordinates first (a variable named like its only dimension becomes
 that dimension's scale), then the other variables with the scales attached, so
-xarray/h5netcdf, netCDF-C and h5dump read it as it is.
+xarray (h5netcdf and netCDF4 engines), netCDF-C and h5dump read it as it is. Text is a
+netCDF char array, as netCDF-C writes one: UTF-8 bytes over a trailing string-length
+dimension, with dimension ids (``_Netcdf4Dimid``) netCDF-C needs to find both dimensions.
 """
 
 import dataclasses
@@ -13,6 +15,8 @@ import numpy as np
 from . import _h5
 
 COPY_BYTES = 64 << 20  # lazily-read variables are copied in blocks of about this size
+NOT_A_VARIABLE = "This is a netCDF dimension but not a netCDF variable."
+_NEXT_DIMID = {}  # HDF5 file number of an open file -> the next free netCDF dimension id
 
 
 @dataclasses.dataclass
@@ -95,19 +99,48 @@ def _prepared(data):
     return array
 
 
+def char_dim(name: str) -> str:
+    """The string-length dimension of text variable ``name``."""
+    return f"{name}_strlen"
+
+
+def chars(values) -> np.ndarray:
+    """Text as a netCDF char array: each value's UTF-8 bytes along a trailing axis."""
+    values = np.asarray(values, dtype=object)
+    data, _ = _h5.fixed_strings([str(v) for v in values.ravel()])
+    return data.view("S1").reshape(*values.shape, data.dtype.itemsize)
+
+
+def labels(array) -> np.ndarray:
+    """Names read from a file as bytes: a char array ``(n, length)`` joined into ``(n,)``;
+    strings (``(n,)``, as files written before char arrays hold them) as they are."""
+    array = np.asarray(array)
+    if array.ndim != 2 or array.dtype != np.dtype("S1") or array.shape[1] == 0:
+        return array
+    return np.ascontiguousarray(array).view(f"S{array.shape[1]}")[:, 0]
+
+
+def _dimension(group, name: str, size: int):
+    """A dimension with no variable, written as netCDF-C writes one."""
+    dataset = group.create_dataset(name, shape=(size,), dtype=">f4")
+    dataset.make_scale(f"{NOT_A_VARIABLE}{size:10d}")
+    return dataset
+
+
 def write_variable(group, name, var: Variable, *, compress=False, unlimited=False,
                    fillvalue=None, along=None):
     """Create and fill one variable (scales are attached by :func:`attach`).
 
-    Text variables (``state``, ``parameter``) are fixed-length UTF-8 with the CF
-    ``_Encoding`` attribute, which xarray decodes to ``str``.
+    Text variables (``state``, ``parameter``) are char arrays (fixed length: no text in
+    HDF5's global heap) over ``var.dims`` and :func:`char_dim`, with the CF
+    ``_Encoding`` attribute; xarray (either engine) and netCDF-C decode them to ``str``.
     """
     data = _prepared(var.data)
     dtype, attrs = numeric_dtype(data), dict(var.attrs)
     if dtype is None:
-        data, text = _h5.fixed_strings([str(v) for v in np.asarray(data, dtype=object).ravel()])
-        data = data.astype(text)  # carries h5py's UTF-8 marker, so no charset conversion
-        dtype, attrs["_Encoding"] = text.itemsize, "utf-8"
+        data = chars(data)
+        dtype, attrs["_Encoding"] = data.dtype, "utf-8"
+        _dimension(group, char_dim(name), data.shape[-1])
     dataset = create(group, name, data.shape, dtype, compress=compress,
                      unlimited=unlimited, fillvalue=fillvalue, along=along)
     _copy(dataset, data)
@@ -116,10 +149,66 @@ def write_variable(group, name, var: Variable, *, compress=False, unlimited=Fals
 
 
 def attach(group, name: str, var: Variable) -> None:
-    """Attach the dimension scales of ``var``'s dims, found in ``group`` or its parents."""
-    dataset = group[name]
-    for axis, dim in enumerate(var.dims):
+    """Attach the dimension scales of ``var``'s dims (and of a text variable's string
+    length), found in ``group`` or its parents."""
+    dataset, dims = group[name], var.dims
+    if dataset.ndim > len(dims):
+        dims += (char_dim(name),)
+    for axis, dim in enumerate(dims):
         dataset.dims[axis].attach_scale(_find_scale(group, dim))
+
+
+def dimension_ids(group, count: int) -> list[int]:
+    """``count`` netCDF dimension ids that no dimension of ``group``'s file has or gets.
+
+    netCDF-C numbers the dimensions of a whole file together, a scale by its
+    ``_Netcdf4Dimid`` or, lacking one (older DiffLab files, other programs), by counting
+    on from the largest id read so far; two dimensions with one id mix them up. So new
+    ids start above the largest id plus the number of scales without one. The next free
+    id is remembered for each open file (HDF5 never reuses a file number).
+    """
+    if not count:
+        return []
+    fileno = group.id.fileno
+    first = _NEXT_DIMID.get(fileno)
+    if first is None:
+        first = _first_free_dimid(group.file)
+    _NEXT_DIMID[fileno] = first + count
+    return list(range(first, first + count))
+
+
+def _first_free_dimid(file) -> int:
+    h5py = _h5.h5py()
+    top, unnumbered = -1, 0
+
+    def visit(name, info):
+        nonlocal top, unnumbered
+        if info.type != h5py.h5o.TYPE_DATASET or not h5py.h5a.exists(file.id, b"CLASS",
+                                                                      obj_name=name):
+            return
+        try:
+            top = max(top, int(np.max(file[name.decode()].attrs["_Netcdf4Dimid"])))
+        except (KeyError, TypeError, ValueError):
+            unnumbered += 1
+
+    h5py.h5o.visit(file.id, visit, info=True)
+    return top + 1 + unnumbered
+
+
+def _number_dimensions(group, variables: dict[str, Variable]) -> None:
+    """Give the dimensions made in ``group`` ids, and each text coordinate the ids of its
+    two dimensions (``_Netcdf4Coordinates``: a scale has no scales attached)."""
+    dims = []
+    for name in sorted(variables):
+        var = variables[name]
+        dims += [name] if is_coordinate(name, var) else []
+        dims += [char_dim(name)] if group[name].ndim > len(var.dims) else []
+    ids = dict(zip(dims, dimension_ids(group, len(dims))))
+    for dim, dimid in ids.items():
+        group[dim].attrs["_Netcdf4Dimid"] = np.int32(dimid)
+        if char_dim(dim) in ids:  # a text coordinate
+            group[dim].attrs["_Netcdf4Coordinates"] = np.array([dimid, ids[char_dim(dim)]],
+                                                               dtype=np.int32)
 
 
 def _find_scale(group, dim: str):
@@ -147,6 +236,7 @@ def write_group(group, variables: dict[str, Variable], *, compress=False, unlimi
                                  fillvalue=fillvalues.get(name), along=along)
         if is_coordinate(name, var):
             dataset.make_scale(name)
+    _number_dimensions(group, variables)
     for name in order:
         if not is_coordinate(name, variables[name]):
             attach(group, name, variables[name])

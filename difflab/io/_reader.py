@@ -13,7 +13,7 @@ import numpy as np
 from . import _h5, _sandbox, _upgrade
 from ._errors import SessionFileError
 from ._models import ModelRecord
-from ._netcdf import Variable
+from ._netcdf import Variable, labels
 from ._session import RESULT_CLASSES, LazyArray, Session
 from ._writer import FORMAT, NAME, SCHEMA_VERSION
 
@@ -184,9 +184,15 @@ class _Reader:
         return item
 
     def strings(self, dataset, where):
-        if dataset.shape[0] > MAX_STRING_COORD:
-            self.fail(where, f"{dataset.name} has {dataset.shape[0]} names (too many)")
-        return self._text(dataset[...], f"{where} {dataset.name.rsplit('/', 1)[-1]!r}")
+        """Names: a char array (name, length), or strings (name,) as older files hold them."""
+        name = dataset.name.rsplit("/", 1)[-1]
+        chars = dataset.ndim == 2 and dataset.dtype.itemsize == 1
+        if dataset.ndim != 1 and not chars:
+            self.fail(where, f"{name!r} has {dataset.ndim} dimensions, expected 1 "
+                             "(or 2 for characters)")
+        if dataset.shape[0] > MAX_STRING_COORD or (chars and dataset.shape[1] > MAX_TEXT):
+            self.fail(where, f"{dataset.name} has {dataset.shape} names (too many or too long)")
+        return self._text(labels(dataset[...]), f"{where} {name!r}")
 
     def lazy(self, dataset):
         return LazyArray(self.path, dataset.name, dataset.shape, dataset.dtype)
@@ -198,7 +204,7 @@ class _Reader:
         for name, kind in all_coords.items():
             if name not in coords and self._get(group, name) is None:
                 continue
-            ds = self.dataset(group, name, where, kind, ndim=1)
+            ds = self.dataset(group, name, where, kind, ndim=None if kind == "s" else 1)
             data = self.strings(ds, where) if kind == "s" else self.lazy(ds)
             variables[name] = Variable((name,), data, self.attrs(ds, f"{where}/{name}"))
             sizes[name] = ds.shape[0]

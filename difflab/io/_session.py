@@ -201,6 +201,14 @@ class Sweep(Result):
         """True when every chunk of points has been written."""
         return bool(np.all(np.asarray(self.variables["chunk_done"].data) == 1))
 
+    def to_xarray(self):
+        """The sweep as an ``xarray.Dataset``, read into memory: over its grid's axes
+        (dims such as ``rho``, ``sigma``, ``time``, ``state``) when ``dl.sweep`` swept a
+        :func:`difflab.grid`, else over ``point`` (see ``xarray.open_dataset`` for lazy)."""
+        from ._xarray import stored_dataset
+
+        return stored_dataset(self)
+
     def point(self, i: int) -> dict[str, float]:
         """The swept parameter values of point ``i``."""
         return dict(zip(self.parameter_names, map(float, self.parameters[i])))

@@ -81,6 +81,14 @@ class SweepResult:
         """Per-point ``values`` laid out on the space's grid: ``res.reshape(res["x"])``."""
         return self.space.reshape(values)
 
+    def to_xarray(self):
+        """The results as an ``xarray.Dataset``: over the grid's axes (dims such as ``rho``,
+        ``sigma``, ``time``, ``state``) for a :func:`difflab.grid` space, else over
+        ``point`` with the swept columns as coordinates."""
+        from ._sweep_xarray import result_dataset
+
+        return result_dataset(self)
+
     def summary(self) -> dict:
         """Counts (``failed``, ``failures`` by kind) and timings, JSON-serialisable."""
         return dict(self.stats)
