@@ -20,7 +20,7 @@ from ._lock import writing
 from ._models import ModelRecord, record_of
 from ._netcdf import Variable
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: labels as netCDF char arrays (1: 1-D strings, still read)
 FORMAT = "difflab-session"
 KINDS = {"runs": "run", "sweeps": "sweep", "fits": "fit", "sensitivities": "sensitivity"}
 NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]{0,63}")
@@ -81,7 +81,8 @@ class SessionWriter:
                                  "created": created, "Conventions": "CF-1.10",
                                  "title": "DiffLab session", "source": source,
                                  "history": f"{created}: {command_line or 'created by ' + source}"})
-            file.attrs["difflab_schema_version"] = np.int64(SCHEMA_VERSION)
+        if int(file.attrs.get("difflab_schema_version", 0)) < SCHEMA_VERSION:
+            file.attrs["difflab_schema_version"] = np.int64(SCHEMA_VERSION)  # labels of v2
         for group in ("provenance", "models", *KINDS, "app"):
             if group not in file:
                 file.create_group(group, track_order=True)  # results list in creation order

@@ -20,7 +20,7 @@ def _equal(a, b):
 
 def test_open_finds_every_result_with_its_model_and_settings(built):
     s = dl.open(built["path"])
-    assert s.schema_version == dl.io.SCHEMA_VERSION == 1
+    assert s.schema_version == dl.io.SCHEMA_VERSION == 2
     assert [len(s.runs), len(s.sweeps), len(s.fits), len(s.sensitivities)] == [4, 1, 1, 1]
     run = s.runs["run0"]
     assert run is s.runs[0] and run.state_names == ("x", "y", "z")
@@ -224,7 +224,7 @@ def test_version_0_files_are_upgraded_on_open(tmp_path):
     _equal(old.runs[0].rerun().ys, traj.ys)
     old.save(tmp_path / "new.h5")
     new = dl.open(tmp_path / "new.h5")
-    assert new.schema_version == 1 and new.runs[0].model.parameters["rho"] == 20.0
+    assert new.schema_version == 2 and new.runs[0].model.parameters["rho"] == 20.0
     _equal(new.runs[0].y, traj.ys)
 
 
@@ -233,11 +233,11 @@ def test_difflab_open_summarises_the_file_for_people_and_machines(built, capsys)
 
     assert main(["open", str(built["path"])]) == 0
     out = capsys.readouterr().out
-    assert "schema version 1" in out and "runs (4):" in out and "sweeps (1):" in out
+    assert "schema version 2" in out and "runs (4):" in out and "sweeps (1):" in out
     assert "chunks 3/3 done" in out and "user Decay" in out and "pytest session" in out
     assert main(["open", str(built["path"]), "--json"]) == 0
     summary = json.loads(capsys.readouterr().out)
-    assert summary["schema_version"] == 1 and [r["name"] for r in summary["runs"]] == [
+    assert summary["schema_version"] == 2 and [r["name"] for r in summary["runs"]] == [
         "run0", "run1", "hybrid", "user"]
     assert summary["sweeps"][0]["dims"] == {"time": N_SAVE, "state": 3, "point": 8,
                                             "parameter": 2, "chunk": 3}
