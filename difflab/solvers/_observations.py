@@ -154,5 +154,6 @@ def as_observations(source, *, states: Sequence[str] | None = None) -> Observati
     if hasattr(source, "ts") and hasattr(source, "ys") and hasattr(source, "state_names"):
         obs = Observations(np.asarray(source.ts), np.asarray(source.ys), source.state_names)
         return obs if states is None else select(obs, states)
-    raise TypeError(f"cannot fit to a {type(source).__name__}: pass an Observations, a dict of "
-                    "columns or a Trajectory (read files with difflab.io.read_observations)")
+    raise TypeError(f"cannot make observations from a {type(source).__name__}: pass an "
+                    "Observations, a dict of columns or a Trajectory (read a .csv or .h5 file "
+                    "with difflab.io.read_observations)")

@@ -62,8 +62,10 @@ def test_bad_sources_and_sigmas_are_refused(tmp_path):
         obs.with_noise(-1.0)
     with pytest.raises(ValueError, match=r"\.csv, \.h5"):
         dl.io.read_observations(tmp_path / "data.txt")
-    with pytest.raises(TypeError, match="cannot read observations"):
+    with pytest.raises(TypeError, match="cannot make observations from a int"):
         dl.io.read_observations(42)
+    with pytest.raises(TypeError, match="difflab.io.read_observations"):
+        dl.fit(LV(), tmp_path / "data.csv", ["alpha"])  # files are read by difflab.io
 
 
 def test_a_fit_from_csv_is_saved_as_a_session(tmp_path):
