@@ -46,7 +46,7 @@ def _save_sensitivity(session, sens, name) -> str:
     return name
 
 
-def fit_data(result) -> dict:
+def _fit_data(result) -> dict:
     """The data of a fit in the form ``FitWriter`` takes."""
     obs = result.data
     return {"time": obs.t, "y": obs.y, "state_names": list(obs.states),
@@ -57,11 +57,10 @@ def _save_fit(session, result, name) -> str:
     """A finished :class:`FitResult` (history, data, fitted model) and its fitted run."""
     writer = session.new_fit(
         model=result.start_model, parameter_names=result.names,
-        settings=_settings(result.settings), data=fit_data(result),
+        settings=_settings(result.settings), data=_fit_data(result),
         optimizer=result.method, loss_name="0.5 * chi^2", max_steps=result.max_steps,
         learning_rate=result.learning_rate, name=name)
     writer.append(result.loss_history, result.parameter_history)
     writer.finish_with(result)
-    session.add_run(result.trajectory(), model=result.model,
-                    settings=_settings(result.settings))
+    session.add_run(result.trajectory())  # it knows the fitted model and the settings
     return writer.name

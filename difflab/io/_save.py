@@ -20,8 +20,7 @@ def save_session(session, path, *, compress: bool = False) -> None:
     there is an error).
     """
     same = os.path.exists(path) and os.path.samefile(path, session.path)
-    with _rewritten(path) if same else write_session(path, compress=compress) as writer:
-        writer.compress = compress
+    with _rewritten(path, compress) if same else write_session(path, compress=compress) as writer:
         _h5.set_attrs(writer.file, {k: session.attrs[k] for k in _KEEP_ROOT
                                     if isinstance(session.attrs.get(k), str)})
         for pid, attrs in session.provenance.items():
@@ -36,10 +35,10 @@ def save_session(session, path, *, compress: bool = False) -> None:
 
 
 @contextlib.contextmanager
-def _rewritten(path):
+def _rewritten(path, compress: bool):
     """A writer on a new, empty file that replaces ``path`` when the block succeeds."""
     with writing(path), _h5.atomic_file(path) as tmp, _h5.create_file(tmp, "w") as f:
-        yield SessionWriter(f)
+        yield SessionWriter(f, compress=compress)
 
 
 def _write(writer: SessionWriter, result) -> None:

@@ -13,7 +13,7 @@ import time
 import numpy as np
 
 from .._version import __version__
-from ..solvers import Result, default_solver
+from ..solvers import Result, SolveSettings, default_solver
 from . import _h5, _netcdf, _provenance
 from ._errors import SessionFileError
 from ._lock import writing
@@ -183,7 +183,8 @@ class SessionWriter:
         model = traj.model if model is None else model
         if model is None:
             raise ValueError("this trajectory does not know its model: pass model=")
-        known = traj.settings.as_dict() if getattr(traj, "settings", None) else {}
+        settings_known = isinstance(getattr(traj, "settings", None), SolveSettings)
+        known = traj.settings.as_dict() if settings_known else {}
         if key is None and known.get("key") is not None:
             key = _provenance.key_from_record(known["key"][1], known["key"][0])
         ts, ys = np.asarray(traj.ts), np.asarray(traj.ys)

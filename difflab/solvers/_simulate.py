@@ -1,4 +1,4 @@
-"""``simulate``: one trajectory of a model, jitted once and reused for any values; ``Trajectory``."""
+"""``simulate`` and its ``Trajectory``: one run of a model, jitted once, reused for any values."""
 
 import functools
 import math
@@ -236,16 +236,14 @@ def simulate(
                          adjoint=adjoint)
     start = time.perf_counter()
     ts, ys, result, steps = _solve(plan, args)
-    if not _is_concrete(ys):
-        if throw:
-            ys = _raise_if_failed(model, ys, result)
-        return Trajectory(ts, ys, result, steps, tuple(model.state_names))
-    ys.block_until_ready()
-    wall = time.perf_counter() - start
+    recorded = ()  # wall time, model and settings: known only outside JAX transformations
+    if _is_concrete(ys):
+        ys.block_until_ready()
+        recorded = (time.perf_counter() - start, model,
+                    settings_of(plan, args, solver_name(solver, model)))
     if throw:
         ys = _raise_if_failed(model, ys, result)
-    return Trajectory(ts, ys, result, steps, tuple(model.state_names), wall, model,
-                      settings_of(plan, args, solver_name(solver, model)))
+    return Trajectory(ts, ys, result, steps, tuple(model.state_names), *recorded)
 
 
 def settings_of(plan: Plan, args: dict, solver: str) -> SolveSettings | None:
