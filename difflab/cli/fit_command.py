@@ -123,9 +123,9 @@ class _Progress:
 
 def fit(args) -> int:
     """``difflab fit CONFIG --out FILE``: run the fit a TOML file describes."""
-    from difflab.solvers._sharding import use_all_cpu_cores
+    import difflab as dl
 
-    use_all_cpu_cores()
+    dl.solvers.use_all_cpu_cores()
     out = Path(args.out)
     if out.suffix not in (".h5", ".hdf5"):
         raise UsageError(f"--out must end in .h5 or .hdf5, not {out.name!r}")

@@ -96,9 +96,9 @@ def _run(data) -> dict:
     if not isinstance(budget, (int, str)) or isinstance(budget, bool):
         raise ConfigError("run.memory_budget must be bytes or a size like \"512 MiB\"")
     if isinstance(budget, str):
-        from difflab.solvers._sweep_job import _bytes
+        from difflab.solvers import parse_size
 
-        keyed("run.memory_budget", _bytes, budget)
+        keyed("run.memory_budget", parse_size, budget)
     return run
 
 
@@ -196,20 +196,19 @@ def build_job(config: SweepConfig, *, chunk_size=None, devices=None):
     import jax
 
     import difflab as dl
-    from difflab.solvers import _catalog, _observables
-    from difflab.solvers._spaces import Space
-    from difflab.solvers._sweep_job import SweepJob
+    from difflab.solvers import Space, SweepJob
 
     model, y0 = _model(config)
-    space = dl.solvers._spaces.as_space(build_space(config.space))
+    space = dl.solvers.as_space(build_space(config.space))
     kind = next(iter(config.space))
     for column in space.names:
         keyed(f"space.{kind}.{column}", Space({column: space[column]}, (len(space),)).check, model)
     s, out, run = config.solver, config.output, config.run
-    keyed("solver.name", _catalog.resolve_solver, s.get("name"), model)
+    keyed("solver.name", dl.solvers.resolve_solver, s.get("name"), model)
     observables = table(out, "output.observables")
     for name, spec in observables.items():
-        keyed(f"output.observables.{name}", _observables.resolve, {name: spec}, model.state_names)
+        keyed(f"output.observables.{name}", dl.solvers.resolve_observables, {name: spec},
+              model.state_names)
     key = jax.random.key(s.get("seed", 0)) if isinstance(model, dl.SDEModel) else None
     options = dict(t0=s.get("t0", 0.0), dt=s.get("dt"), solver=s.get("name"),
                    n_save=out.get("n_save"), y0=y0, observables=observables or None,
@@ -226,16 +225,14 @@ def build_job(config: SweepConfig, *, chunk_size=None, devices=None):
 
 def _stored_config(out: str, name: str | None) -> SweepConfig:
     """The config text a sweep in ``out`` was started from (``--resume`` without a file)."""
-    from difflab.io import _h5
-    from difflab.io._sweep_store import text
+    import difflab as dl
 
     if not os.path.exists(out):
         raise UsageError(f"--resume without a config needs an existing --out file; "
                          f"{out} is missing")
-    with _h5.open_for_reading(out) as f:
-        sweeps = f.get("sweeps", {})
-        stored = {n: text(g.attrs.get("config")) for n, g in sweeps.items()}
-        paths = {n: text(g.attrs.get("config_path")) for n, g in sweeps.items()}
+    sweeps = dl.open(out).sweeps
+    stored = {s.name: s.attrs.get("config") for s in sweeps}
+    paths = {s.name: s.attrs.get("config_path") for s in sweeps}
     candidates = [n for n, config in stored.items() if config and name in (None, n)]
     if len(candidates) != 1:
         which = f"sweep {name!r}" if name else "exactly one sweep started from a config file"
@@ -299,14 +296,12 @@ def _summary_line(stats: dict) -> str:
 
 def sweep(args) -> int:
     """``difflab sweep CONFIG --out FILE``: run (or resume) the sweep a TOML file describes."""
-    from difflab.solvers._sharding import use_all_cpu_cores
+    import difflab as dl
 
-    use_all_cpu_cores()
+    dl.solvers.use_all_cpu_cores()
     if args.distributed:
-        from difflab.solvers._sharding import initialize_distributed
-
         try:
-            initialize_distributed(args.coordinator, args.num_processes, args.process_id)
+            dl.solvers.initialize_distributed(args.coordinator, args.num_processes, args.process_id)
         except (ValueError, RuntimeError) as error:
             raise UsageError(f"--distributed: {one_line(error)}") from None
     if Path(args.out).suffix.lower() not in (".h5", ".hdf5", ".nc"):
@@ -337,8 +332,7 @@ def _execute(job, config: SweepConfig, args) -> dict:
     import jax
 
     import difflab as dl
-    from difflab.io import SessionFileError
-    from difflab.solvers._sweep import execute
+    from difflab.io import SessionFileError, open_sweep_output
 
     attrs = {"config": config.text, "config_path": os.path.abspath(config.path)}
     resume = True if args.resume else (False if args.overwrite else None)
@@ -347,9 +341,11 @@ def _execute(job, config: SweepConfig, args) -> dict:
         with dl.io.writing(args.out) if single else contextlib.nullcontext():
             job.program()  # compile before the progress bar starts
             with _Meter() as meter:
-                return execute(job, out=args.out, name=args.name or config.name, resume=resume,
-                               progress=meter, collect=False, attrs=attrs,
-                               command_line=" ".join(["difflab", *sys.argv[1:]]),
-                               keep_shards=args.keep_shards)
+                output = open_sweep_output(
+                    job, args.out, name=args.name or config.name, resume=resume, attrs=attrs,
+                    command_line=" ".join(["difflab", *sys.argv[1:]]),
+                    keep_shards=args.keep_shards)
+                return dl.solvers.execute_sweep(job, output=output, progress=meter,
+                                                collect=False)
     except (ValueError, SessionFileError) as error:
         raise UsageError(one_line(error)) from None

@@ -136,10 +136,8 @@ class RunSettingsPanel(QWidget):
             w.blockSignals(b)
 
     def _fill_solvers(self) -> None:
-        from ..solvers._catalog import default_solver
-
         self.solver.clear()
-        self.solver.addItem(f"default ({default_solver(self.lab.model)})", None)
+        self.solver.addItem(f"default ({dl.solvers.default_solver(self.lab.model)})", None)
         for name in dl.solvers.available_solvers():
             self.solver.addItem(name, name)
         index = self.solver.findData(self.lab.settings.solver)

@@ -22,3 +22,8 @@ from ._observations import Observations as Observations
 from ._observations import read_csv as read_csv
 from ._observations import read_observations as read_observations
 from ._observations import write_observations_csv as write_observations_csv
+
+from ..solvers import set_sweep_output as _set_sweep_output
+from ._sweep_output import open_output as open_sweep_output
+
+_set_sweep_output(open_sweep_output)  # difflab.sweep(out=...) streams through this package

@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from ..solvers._sweep_xarray import sweep_dataset
+from ..solvers import sweep_dataset
 
 
 def stored_dataset(sweep):

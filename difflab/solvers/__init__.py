@@ -1,46 +1,61 @@
-"""How models are advanced: fixed-step steppers, diffrax solvers, simulate and stream."""
+"""How models are advanced: steppers and diffrax solvers, simulate and stream, sweeps over
+parameter spaces on every device, fits and sensitivities.
 
-from ._catalog import available_solvers as available_solvers
-from ._catalog import default_solver as default_solver
+The families live in private subpackages (``_steppers``, ``_sweeps``, ``_fits``); this
+module is their public face.
+"""
+
+from ._fits import FitError as FitError
+from ._fits import FitProgress as FitProgress
+from ._fits import FitResult as FitResult
+from ._fits import Observations as Observations
+from ._fits import as_observations as as_observations
+from ._fits import fit as fit
+from ._fits import fit_stream as fit_stream
 from ._result import Result as Result
+from ._sensitivity import Sensitivity as Sensitivity
+from ._sensitivity import sensitivity as sensitivity
+from ._settings import SolveSettings as SolveSettings
+from ._sharding import initialize_distributed as initialize_distributed
+from ._sharding import use_all_cpu_cores as use_all_cpu_cores
 from ._simulate import SimulationError as SimulationError
+from ._simulate import Trajectory as Trajectory
 from ._simulate import simulate as simulate
 from ._steppers import RK4 as RK4
 from ._steppers import AbstractStepper as AbstractStepper
+from ._steppers import AutoAdjoint as AutoAdjoint
+from ._steppers import CheckpointedAdjoint as CheckpointedAdjoint
 from ._steppers import Euler as Euler
 from ._steppers import EulerMaruyama as EulerMaruyama
+from ._steppers import ForwardSensitivity as ForwardSensitivity
 from ._steppers import Heun as Heun
 from ._steppers import Leapfrog as Leapfrog
+from ._steppers import available_solvers as available_solvers
+from ._steppers import default_solver as default_solver
+from ._steppers import resolve_solver as resolve_solver
 from ._stream import Chunk as Chunk
 from ._stream import stream as stream
-from ._simulate import Trajectory as Trajectory
-from ._settings import SolveSettings as SolveSettings
-from ._spaces import Space as Space
-from ._spaces import grid as grid
-from ._spaces import latin_hypercube as latin_hypercube
-from ._spaces import sobol as sobol
-from ._spaces import uniform as uniform
-from ._sweep import SweepResult as SweepResult
-from ._sweep import sweep as sweep
-from ._sweep_job import SweepChunk as SweepChunk
-from ._sharding import use_all_cpu_cores as use_all_cpu_cores
-from ._adjoint import AutoAdjoint as AutoAdjoint
-from ._adjoint import CheckpointedAdjoint as CheckpointedAdjoint
-from ._adjoint import ForwardSensitivity as ForwardSensitivity
-from ._observations import Observations as Observations
-from ._observations import as_observations as as_observations
-from ._fit import FitError as FitError
-from ._fit import FitProgress as FitProgress
-from ._fit import FitResult as FitResult
-from ._fit import fit as fit
-from ._fit import fit_stream as fit_stream
-from ._sensitivity import Sensitivity as Sensitivity
-from ._sensitivity import sensitivity as sensitivity
+from ._sweeps import Space as Space
+from ._sweeps import SweepChunk as SweepChunk
+from ._sweeps import SweepJob as SweepJob
+from ._sweeps import SweepResult as SweepResult
+from ._sweeps import as_space as as_space
+from ._sweeps import describe_observable as describe_observable
+from ._sweeps import execute_sweep as execute_sweep
+from ._sweeps import grid as grid
+from ._sweeps import latin_hypercube as latin_hypercube
+from ._sweeps import parse_size as parse_size
+from ._sweeps import resolve_observables as resolve_observables
+from ._sweeps import set_sweep_output as set_sweep_output
+from ._sweeps import sobol as sobol
+from ._sweeps import sweep as sweep
+from ._sweeps import sweep_dataset as sweep_dataset
+from ._sweeps import uniform as uniform
 
 
 def __getattr__(name):
     if name == "Adaptive":  # imported on use: it brings in diffrax
-        from ._adaptive import Adaptive
+        from ._steppers.adaptive import Adaptive
 
         return Adaptive
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

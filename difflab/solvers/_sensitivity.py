@@ -15,8 +15,7 @@ import numpy as np
 
 from ..models import Model
 from ._result import Result, message
-from ._simulate import simulate
-from ._simulate import Trajectory
+from ._simulate import Trajectory, simulate
 
 _SETTINGS = ("t0", "dt", "solver", "n_save", "rtol", "atol", "max_steps")
 

@@ -10,11 +10,11 @@ import jax.numpy as jnp
 import numpy as np
 
 from ..models import Model
-from ._adjoint import resolve_adjoint
-from ._catalog import resolve_solver, solver_name
-from ._integrate import Plan, integrate, save_step, step_count
 from ._result import Result, message
 from ._settings import SolveSettings, key_to_record
+from ._steppers.adjoint import resolve_adjoint
+from ._steppers.catalog import resolve_solver, solver_name
+from ._steppers.integrate import Plan, integrate, save_step, step_count
 
 DEFAULT_N_SAVE = 1001
 

@@ -11,9 +11,9 @@ import equinox as eqx
 import jax.numpy as jnp
 import numpy as np
 
-from ._integrate import advance, step_count
 from ._result import Result, mark_diverged, message
 from ._simulate import SimulationError, prepare, save_times
+from ._steppers.integrate import advance, step_count
 
 
 @dataclasses.dataclass(frozen=True)

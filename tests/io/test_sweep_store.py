@@ -6,7 +6,7 @@ import pytest
 import xarray as xr
 
 import difflab as dl
-from difflab.io import _sweep_store
+from difflab.io import _sweep_output, _sweep_store
 
 LORENZ = dl.models.get("lorenz")
 SPACE = dl.grid(rho=np.linspace(0.0, 28.0, 10), **{"y0.x": [1.0, 2.0]})
@@ -87,8 +87,8 @@ def test_the_multi_process_index_reads_as_one_file_from_anywhere(tmp_path, monke
     out = tmp_path / "data" / "sweep.h5"
     out.parent.mkdir()
     whole = dl.sweep(LORENZ(), SPACE, 1.0, **OPTIONS)
-    job = dl.solvers._sweep_job.SweepJob(LORENZ(), SPACE, 1.0, **OPTIONS)
-    record = dl.solvers._sweep_output.record(job, {})
+    job = dl.solvers.SweepJob(LORENZ(), SPACE, 1.0, **OPTIONS)
+    record = _sweep_output.record(job, {})
     shards = [(_sweep_store.shard_path(out, p, 2).name, first, count)
               for p, (first, count) in enumerate([(0, 12), (12, 8)])]
     _sweep_store.write_index(out, record, "sweep0", shards)
@@ -116,8 +116,8 @@ def test_the_multi_process_index_reads_as_one_file_from_anywhere(tmp_path, monke
 
 def test_two_writers_never_share_a_sweep_file(tmp_path):
     out = tmp_path / "sweep.h5"
-    job = dl.solvers._sweep_job.SweepJob(LORENZ(), SPACE, 1.0, **OPTIONS)
-    record = dl.solvers._sweep_output.record(job, {})
+    job = dl.solvers.SweepJob(LORENZ(), SPACE, 1.0, **OPTIONS)
+    record = _sweep_output.record(job, {})
     with _sweep_store.SweepStore.open(out, record) as store:
         assert store.pending_chunks() == [0, 1, 2, 3]
         with pytest.raises(dl.io.SessionFileError, match="being written by another writer"):

@@ -165,7 +165,7 @@ def test_loss_history_streams_in_chunks_and_the_fit_can_be_stopped():
 
 
 def test_refitting_other_data_and_guesses_does_not_recompile():
-    from difflab.solvers import _fit_run as _fit
+    from difflab.solvers._fits import run as _fit
 
     data = lv_data()
     dl.fit(LV(alpha=0.9), data, params=["alpha", "beta"], sigma=0.5)

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import difflab as dl
-import difflab.solvers._integrate as integrate_module
+from difflab.solvers._steppers import integrate as integrate_module
 
 
 class Decay(dl.Model):

@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 
 import difflab as dl
-from difflab.solvers import _sharding, _sweep_kernel
+from difflab.solvers import SweepJob, _sharding
 from difflab.solvers._simulate import prepare
-from difflab.solvers._sweep_job import SweepJob
+from difflab.solvers._sweeps import kernel as _sweep_kernel
 
 
 class Decay(dl.Model):

@@ -6,7 +6,7 @@ import pytest
 from scipy.stats import qmc
 
 import difflab as dl
-from difflab.solvers import _spaces
+from difflab.solvers._sweeps import spaces as _spaces
 
 
 def test_grid_is_every_combination_first_axis_slowest():

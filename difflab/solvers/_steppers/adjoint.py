@@ -38,7 +38,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax.flatten_util import ravel_pytree
 
-from ._integrate import Plan, forward_integrate, save_step, sensitivities, step_count
+from .integrate import Plan, forward_integrate, save_step, sensitivities, step_count
 
 MAX_FORWARD = 16  # measured crossover: between 13 and 21 scalars (docs/fitting.md)
 

@@ -6,7 +6,7 @@ from typing import ClassVar
 import equinox as eqx
 import jax.numpy as jnp
 
-from ..models import HamiltonianModel, Model, SDEModel
+from ...models import HamiltonianModel, Model, SDEModel
 
 
 class AbstractStepper(eqx.Module):

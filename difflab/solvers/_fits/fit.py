@@ -16,14 +16,14 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ._observations import Observations, as_observations, sigma_array
-from . import _sharding
-from ._fit_methods import method_name, resolve_method
-from ._fit_problem import Problem, check_model, make_scale, split_params, start_points
-from ._fit_run import Runner
-from ._result import Result
-from ._catalog import resolve_solver
-from ._simulate import DEFAULT_N_SAVE, simulate
+from .. import _sharding
+from .._result import Result
+from .._simulate import DEFAULT_N_SAVE, simulate
+from .._steppers.catalog import resolve_solver
+from .methods import method_name, resolve_method
+from .observations import Observations, as_observations, sigma_array
+from .problem import Problem, check_model, make_scale, split_params, start_points
+from .run import Runner
 
 DEFAULT_MAX_STEPS = {"lm": 200, "gauss_newton": 200, "dogleg": 200, "bfgs": 500, "adam": 2000}
 DEFAULT_CHUNK = {"adam": 50}

@@ -75,7 +75,7 @@ def parse(spec: str, state_names: tuple[str, ...]) -> Named:
     return Named(match.group(1), match.group(2))
 
 
-def describe(fn) -> str:
+def describe_observable(fn) -> str:
     """How an observable is recorded in a file: its spec, or the function's name."""
     if isinstance(fn, Named):
         return fn.spec
@@ -83,7 +83,7 @@ def describe(fn) -> str:
     return f"python:{getattr(fn, '__module__', '?')}.{name}"
 
 
-def resolve(observables, state_names) -> tuple[tuple[str, object], ...]:
+def resolve_observables(observables, state_names) -> tuple[tuple[str, object], ...]:
     """``(name, function)`` pairs from a dict of names to functions or specs."""
     if observables is None:
         return ()

@@ -10,7 +10,7 @@ import equinox as eqx
 import jax
 import jax.numpy as jnp
 
-from ._result import Result
+from .._result import Result
 
 _NOT_FINITE_LIMIT = 20  # Adam skips non-finite steps, and gives up after this many in a row
 

@@ -16,8 +16,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ..models import Model, SDEModel
-from ._simulate import simulate
+from ...models import Model, SDEModel
+from .._simulate import simulate
 
 
 def bounded(kind, u, lo, hi):

@@ -12,6 +12,7 @@ from typing import ClassVar
 
 import numpy as np
 
+
 @dataclasses.dataclass(frozen=True, eq=False)
 class Observations:
     """Observed values ``y[i, j]`` of state ``states[j]`` at time ``t[i]``.

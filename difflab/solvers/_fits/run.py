@@ -8,9 +8,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from . import _sharding
-from ._fit_problem import initial_u
-from ._result import Result
+from .. import _sharding
+from .._result import Result
+from .problem import initial_u
 
 
 class Runner:

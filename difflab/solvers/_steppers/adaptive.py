@@ -6,8 +6,8 @@ import diffrax
 import equinox as eqx
 import jax.numpy as jnp
 
-from ..models import Model, SDEModel
-from ._result import Result, mark_diverged
+from ...models import Model, SDEModel
+from .._result import Result, mark_diverged
 
 
 class Adaptive(eqx.Module):

@@ -3,8 +3,9 @@
 The points are cut into chunks; each chunk is padded to fill every device, laid over a
 ``Mesh`` of all devices with ``NamedSharding(mesh, P("batch"))``, solved by one compiled
 program with no communication between devices (``_sweep_kernel``), and handed to the host
-as it completes: to the ``progress`` callback, to the HDF5 file, to the result. Every
-point gets its own result code; a failed point is counted, never fatal.
+as it completes: to the ``progress`` callback, to an output (the HDF5 file: ``difflab.io``
+opens it and hands it in), to the result. Every point gets its own result code; a failed
+point is counted, never fatal.
 """
 
 import dataclasses
@@ -14,11 +15,11 @@ from collections import Counter
 
 import jax
 import numpy as np
+from jax.experimental import multihost_utils
 
-from . import _sweep_output
-from ._result import Result, message
-from ._spaces import Space
-from ._sweep_job import DEFAULT_MEMORY_BUDGET, NOT_RUN, SweepJob
+from .._result import Result, message
+from .job import DEFAULT_MEMORY_BUDGET, NOT_RUN, SweepJob
+from .spaces import Space
 
 
 @dataclasses.dataclass(eq=False)
@@ -85,7 +86,7 @@ class SweepResult:
         """The results as an ``xarray.Dataset``: over the grid's axes (dims such as ``rho``,
         ``sigma``, ``time``, ``state``) for a :func:`difflab.grid` space, else over
         ``point`` with the swept columns as coordinates."""
-        from ._sweep_xarray import result_dataset
+        from .datasets import result_dataset
 
         return result_dataset(self)
 
@@ -118,31 +119,37 @@ class _Collector:
             self.observables[name][start:stop] = values
 
 
-def execute(job: SweepJob, *, out=None, name=None, resume=None, progress=None, collect=True,
-            attrs=None, command_line=None, keep_shards=False) -> SweepResult | dict:
-    """Run ``job``, writing to ``out`` if given; :func:`sweep` and the CLI call this.
+_file_output = None  # how ``out=`` paths are opened; set by difflab.io (a layer above)
 
-    ``progress(chunk)`` is called as each chunk completes; if it has a
-    ``begin(total, done)`` method, that is called first with the points already done.
-    With ``collect=False`` nothing is kept in memory and the stats are returned. In a
-    multi-process sweep each process writes a shard file; the first process then copies
-    them into ``out`` (``keep_shards=True``: ``out`` stays a virtual view of the shards).
+
+def set_sweep_output(opener) -> None:
+    """Make ``sweep(out=path)`` stream to files opened by ``opener(job, path, name=, resume=)``.
+
+    ``difflab.io`` registers its HDF5 writer when it is imported (``import difflab`` does).
     """
-    output = None
-    if out is not None:
-        output = _sweep_output.open_output(job, out, name=name, resume=resume, attrs=attrs,
-                                           command_line=command_line)
+    global _file_output
+    _file_output = opener
+
+
+def execute_sweep(job: SweepJob, *, output=None, progress=None, collect=True) -> SweepResult | dict:
+    """Run ``job``; :func:`sweep` and the command line call this.
+
+    ``output`` (from ``difflab.io``) receives each chunk as it completes and says which
+    chunks it already holds. ``progress(chunk)`` is called as each chunk completes; if it
+    has a ``begin(total, done)`` method, that is called first with the points already done.
+    With ``collect=False`` nothing is kept in memory and the stats are returned.
+    """
     store = None if output is None else output.store
     keep = _Collector(job) if collect else None
     try:
         if output is not None and output.done:
             todo = []
         elif output is not None or jax.process_count() > 1:
-            todo = _sweep_output.agreed_chunks(job, store)
+            todo = _agreed_chunks(job, store)
         else:
             todo = list(range(job.layout.n_chunks))
         if keep is not None and output is not None:
-            _sweep_output.read_done(job, output, todo, keep.add)
+            output.read_done(job, todo, keep.add)
         stats = _run(job, todo, store, keep, progress)
         codes = store.results() if store is not None else (keep.result if keep else None)
         if codes is not None:
@@ -153,14 +160,26 @@ def execute(job: SweepJob, *, out=None, name=None, resume=None, progress=None, c
     if jax.process_count() > 1:
         stats = _gather(stats)  # also the barrier: every shard is written
     if output is not None:
-        _sweep_output.finish(job, output, keep_shards=keep_shards, command_line=command_line)
-    name = None if output is None else output.name
-    stats.update(out=None if out is None else os.fspath(out), name=name,
-                 failed=sum(stats["failures"].values()))
+        output.finish()
+    out, name = (None, None) if output is None else (os.fspath(output.path), output.name)
+    stats.update(out=out, name=name, failed=sum(stats["failures"].values()))
     if keep is None:
         return stats
     return SweepResult(job.space, job.state_names, job.ts, keep.y, keep.result, keep.steps,
-                       keep.observables, stats, job.keep_y, stats["out"], name)
+                       keep.observables, stats, job.keep_y, out, name)
+
+
+def _agreed_chunks(job: SweepJob, store) -> list[int]:
+    """The chunks to run: those any process still lacks (all processes run in step)."""
+    mine = np.ones(job.layout.n_chunks, dtype=bool)
+    if store is not None:
+        mine[:] = False
+        mine[store.pending_chunks()] = True
+    if jax.process_count() > 1:
+        if store is None and job.layout.count() == 0:
+            mine[:] = False
+        mine = np.any(multihost_utils.process_allgather(mine), axis=0)
+    return [int(j) for j in np.flatnonzero(mine)]
 
 
 def _run(job, todo, store, keep, progress) -> dict:
@@ -194,8 +213,6 @@ def _run(job, todo, store, keep, progress) -> dict:
 
 def _gather(stats: dict) -> dict:
     """Add up the counts of every process (the timings are the slowest process's)."""
-    from jax.experimental import multihost_utils
-
     names = [r.name.lower() for r in Result if r != Result.SUCCESS]
     mine = np.array([stats["computed"], stats["resumed"], stats["run_time"], stats["compile_time"],
                      *[stats["failures"].get(n, 0) for n in names]], dtype=np.float64)
@@ -244,4 +261,9 @@ def sweep(model, space, t1, *, t0=0.0, dt=None, solver=None, n_save=None, y0=Non
                    observables=observables, trajectories=trajectories, key=key, rtol=rtol,
                    atol=atol, max_steps=max_steps, chunk_size=chunk_size,
                    memory_budget=memory_budget, block_size=block_size, devices=devices)
-    return execute(job, out=out, name=name, resume=resume, progress=progress)
+    output = None
+    if out is not None:
+        if _file_output is None:
+            raise RuntimeError("sweep(out=...) needs difflab.io: import difflab")
+        output = _file_output(job, out, name=name, resume=resume)
+    return execute_sweep(job, output=output, progress=progress)

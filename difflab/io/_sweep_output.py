@@ -1,10 +1,12 @@
 """Where a sweep's results go: its group in an HDF5 session file, or one shard per process.
 
-One process opens the group (``difflab.io._sweep_store``), resuming it if the file holds
-the same sweep. Over several processes, process 0 decides the group's name and how the
-points are chunked and tells the others (they must run the same chunks in step); each
-process writes its own shard file; at the end process 0 copies the shards into the file
-the user named (or, with ``keep_shards``, leaves it a virtual view of them).
+:func:`open_output` gives the :class:`Output` that ``difflab.solvers.execute_sweep``
+writes through; ``difflab.sweep(out=...)`` opens one the same way. One process opens the
+group (``_sweep_store``), resuming it if the file holds the same sweep. Over several
+processes, process 0 decides the group's name and how the points are chunked and tells the
+others (they must run the same chunks in step); each process writes its own shard file; at
+the end process 0 copies the shards into the file the user named (or, with
+``keep_shards``, leaves it a virtual view of them).
 """
 
 import dataclasses
@@ -12,8 +14,8 @@ import dataclasses
 import jax
 import numpy as np
 
-from . import _observables
-from ._sweep_job import SweepJob
+from ..solvers import SweepJob, describe_observable
+from . import _sweep_store
 
 KEY_SCHEME = "jax.random.fold_in(key, point)"
 
@@ -27,21 +29,50 @@ class Output:
     done: bool
     record: object
     path: str
+    keep_shards: bool = False
+    command_line: str | None = None
+
+    def read_done(self, job: SweepJob, todo, add) -> None:
+        """Pass the stored rows of this process's chunks not in ``todo`` to ``add``."""
+        first = job.layout.first
+        for j in range(job.layout.n_chunks):
+            start, stop = job.layout.chunk(j)
+            if j in todo or stop <= start:
+                continue
+            if self.store is not None:
+                rows = self.store.read(start - first, stop - first)
+            else:
+                rows = _sweep_store.read_rows(self.path, self.name, start, stop,
+                                              self.record.observables)
+            add(start, stop, rows["y"], rows["result"], rows["steps"], rows["observables"])
+
+    def finish(self) -> None:
+        """Once every process is done: process 0 copies the shards into the user's file.
+
+        Also turns a complete sweep left as a view of its shards (``keep_shards``) into an
+        ordinary group when it is run again without ``keep_shards``.
+        """
+        if jax.process_index() != 0 or self.keep_shards:
+            return
+        if jax.process_count() == 1 and not self.done:
+            return  # written in place, as an ordinary group
+        if _sweep_store.stored_shards(self.path, self.name) is None:
+            return  # not a view of shards (or already consolidated)
+        _sweep_store.consolidate(self.path, self.record, self.name,
+                                 command_line=self.command_line)
 
 
 def record(job: SweepJob, attrs: dict):
     """The :class:`SweepRecord` of a job: the parameter table and what to rerun it."""
-    from ..io._sweep_store import SweepRecord
-
     names = list(job.names)
     values = (np.stack([job.space[n] for n in names], axis=1) if names
               else np.zeros((job.n_points, 0)))
-    return SweepRecord(
+    return _sweep_store.SweepRecord(
         model=job.model, parameter_names=names, values=values, time=job.ts,
         state_names=job.state_names, chunk_size=job.layout.chunk_size, settings=job.settings(),
         key=job.key, key_scheme=KEY_SCHEME if job.key is not None else None,
         y0=job.initial_states(0, job.n_points) if job.y0_swept else None,
-        observables={n: _observables.describe(f) for n, f in job.observables},
+        observables={n: describe_observable(f) for n, f in job.observables},
         attrs={"sweep_fingerprint": job.fingerprint(), "space_kind": job.space.kind,
                "space_shape": np.asarray(job.space.shape, dtype=np.int64),
                "swept": list(job.space.names), "trajectories": int(job.keep_y),
@@ -51,8 +82,6 @@ def record(job: SweepJob, attrs: dict):
 
 def _decide(job: SweepJob, path, name, resume) -> tuple[str, bool, dict]:
     """``(name, exists, layout)`` of the group to write (process 0 decides for all)."""
-    from ..io import _sweep_store
-
     name, exists = _sweep_store.choose_name(path, job.fingerprint(), name, resume)
     layout = _sweep_store.stored_layout(path, name) if exists else {}
     return name, exists, layout
@@ -71,10 +100,8 @@ def _broadcast(decision):
 
 
 def open_output(job: SweepJob, path, *, name=None, resume=None, attrs=None,
-                command_line=None) -> Output:
+                command_line=None, keep_shards=False) -> Output:
     """Open (or create) the sweep's group; adopt its chunking if it is being resumed."""
-    from ..io import _sweep_store
-
     processes = jax.process_count()
     decision = _decide(job, path, name, resume) if jax.process_index() == 0 else None
     name, exists, stored = decision if processes == 1 else _broadcast(decision)
@@ -85,77 +112,28 @@ def open_output(job: SweepJob, path, *, name=None, resume=None, attrs=None,
     if exists and stored["chunk_size"] != job.layout.chunk_size:
         job.set_chunk_size(stored["chunk_size"])
     rec = record(job, attrs or {})
+    opened = dict(record=rec, path=path, keep_shards=keep_shards, command_line=command_line)
     if done:
-        return Output(None, name, True, rec, path)
+        return Output(None, name, True, **opened)
     if processes == 1:
         if not exists:
             _sweep_store.create(path, rec, name, replace=resume is False, command_line=command_line)
         return Output(_sweep_store.SweepStore(path, name, rec, command_line=command_line),
-                      name, False, rec, path)
+                      name, False, **opened)
     if jax.process_index() == 0 and not exists:
         _sweep_store.write_index(path, rec, name, shards(job, path), command_line=command_line)
     layout = job.layout
     if layout.count() == 0:
-        return Output(None, name, False, rec, path)
+        return Output(None, name, False, **opened)
     shard = _sweep_store.shard_path(path, jax.process_index(), processes)
     store = _sweep_store.SweepStore.open(shard, rec.rows(layout.first, layout.count()), name=name,
                                          resume=None if exists else False,
                                          command_line=command_line)
-    return Output(store, name, False, rec, path)
+    return Output(store, name, False, **opened)
 
 
 def shards(job: SweepJob, path) -> list[tuple[str, int, int]]:
     """``(file name, first point, points)`` of every process's shard."""
-    from ..io._sweep_store import shard_path
-
     layout, count = job.layout, jax.process_count()
-    return [(shard_path(path, q, count).name, q * layout.per_process, layout.count(q))
+    return [(_sweep_store.shard_path(path, q, count).name, q * layout.per_process, layout.count(q))
             for q in range(count) if layout.count(q) > 0]
-
-
-def agreed_chunks(job: SweepJob, store) -> list[int]:
-    """The chunks to run: those any process still lacks (all processes run in step)."""
-    mine = np.ones(job.layout.n_chunks, dtype=bool)
-    if store is not None:
-        mine[:] = False
-        mine[store.pending_chunks()] = True
-    if jax.process_count() > 1:
-        if store is None and job.layout.count() == 0:
-            mine[:] = False
-        from jax.experimental import multihost_utils
-
-        mine = np.any(multihost_utils.process_allgather(mine), axis=0)
-    return [int(j) for j in np.flatnonzero(mine)]
-
-
-def finish(job: SweepJob, output: Output, *, keep_shards: bool, command_line=None) -> None:
-    """Once every process is done: process 0 copies the shards into the user's file.
-
-    Also turns a complete sweep left as a view of its shards (``keep_shards``) into an
-    ordinary group when it is run again without ``keep_shards``.
-    """
-    from ..io import _sweep_store
-
-    if jax.process_index() != 0 or keep_shards:
-        return
-    if jax.process_count() == 1 and not output.done:
-        return  # written in place, as an ordinary group
-    if _sweep_store.stored_shards(output.path, output.name) is None:
-        return  # not a view of shards (or already consolidated)
-    _sweep_store.consolidate(output.path, output.record, output.name, command_line=command_line)
-
-
-def read_done(job: SweepJob, output: Output, todo, add) -> None:
-    """Pass the stored rows of this process's chunks that are not in ``todo`` to ``add``."""
-    from ..io._sweep_store import read_rows
-
-    first = job.layout.first
-    for j in range(job.layout.n_chunks):
-        start, stop = job.layout.chunk(j)
-        if j in todo or stop <= start:
-            continue
-        if output.store is not None:
-            rows = output.store.read(start - first, stop - first)
-        else:
-            rows = read_rows(output.path, output.name, start, stop, output.record.observables)
-        add(start, stop, rows["y"], rows["result"], rows["steps"], rows["observables"])

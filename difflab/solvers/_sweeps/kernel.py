@@ -21,11 +21,10 @@ import jax.numpy as jnp
 from jax.sharding import NamedSharding
 from jax.sharding import PartitionSpec as P
 
-from . import _sharding
-from ._integrate import Plan, advance, step_count
-from ._result import Result
-from ._simulate import save_times
-from ._simulate import Trajectory
+from .. import _sharding
+from .._result import Result
+from .._simulate import Trajectory, save_times
+from .._steppers.integrate import Plan, advance, step_count
 
 _CACHE_SIZE = 16
 

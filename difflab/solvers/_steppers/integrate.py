@@ -20,7 +20,7 @@ import numpy as np
 from jax.custom_derivatives import SymbolicZero
 from jax.flatten_util import ravel_pytree
 
-from ._result import Result, mark_diverged
+from .._result import Result, mark_diverged
 
 
 def step_count(t0, t1, dt):

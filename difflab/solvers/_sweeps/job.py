@@ -1,7 +1,7 @@
 """A sweep checked and laid out: its points cut into chunks, devices and blocks, ready to run.
 
 :class:`SweepJob` does every check before anything is traced, works out the
-:class:`Layout`, and runs chunks through the compiled program (``_sweep_kernel``),
+:class:`Layout`, and runs chunks through the compiled program (``kernel``),
 yielding each :class:`SweepChunk` to the host as it completes.
 """
 
@@ -15,11 +15,13 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ..models import Model
-from . import _observables, _sharding, _sweep_kernel
-from ._result import Result
-from ._simulate import prepare, save_times
-from ._spaces import as_space
+from ...models import Model
+from .. import _sharding
+from .._result import Result
+from .._simulate import prepare, save_times
+from . import kernel as _kernel
+from . import observables as _observables
+from .spaces import as_space
 
 DEFAULT_MEMORY_BUDGET = 512 * 2**20
 BLOCK_COLUMNS = 256  # points per block when stepping columns: about 6 KiB per state, in L1
@@ -128,7 +130,7 @@ class SweepJob:
         self.model, self.space = model, as_space(space)
         self.space.check(model)
         self.state_names = tuple(model.state_names)
-        self.observables = _observables.resolve(observables, self.state_names)
+        self.observables = _observables.resolve_observables(observables, self.state_names)
         self.keep_y = bool(trajectories if trajectories is not None else n_save is not None)
         if n_save is None and not (self.observables or self.keep_y):
             n_save = 2
@@ -143,7 +145,7 @@ class SweepJob:
         self._check_chunking(chunk_size, block_size)
         columns = not (self.plan.solver.adaptive or self.plan.solver.stochastic)
         block = int(block_size or (BLOCK_COLUMNS if columns else BLOCK_EACH))
-        self._block, self._budget = block, _bytes(memory_budget)
+        self._block, self._budget = block, parse_size(memory_budget)
         key_data, self._key_impl = _key_base(key)
         self.base = dict(self.args, key=key_data)
         self.set_chunk_size(chunk_size)
@@ -158,7 +160,7 @@ class SweepJob:
         self.layout = Layout.make(len(self.space), self.mesh, chunk_size=chunk_size,
                                   block_size=self._block, point_bytes=self._point_bytes(),
                                   memory_budget=self._budget)
-        self.kernel = _sweep_kernel.Kernel(self.plan, self.names, self.y0_swept, self.observables,
+        self.kernel = _kernel.Kernel(self.plan, self.names, self.y0_swept, self.observables,
                                            self.keep_y, self.layout.block, self.state_names,
                                            self._key_impl)
 
@@ -188,7 +190,7 @@ class SweepJob:
             if name in self.space.names:
                 raise ValueError(f"observable {name!r} has the name of a swept column")
             ts = save_times(self.plan, self.args)
-            probe = lambda ys: fn(_sweep_kernel.Trajectory(ts, ys, jnp.int32(0), jnp.int64(0),
+            probe = lambda ys: fn(_kernel.Trajectory(ts, ys, jnp.int32(0), jnp.int64(0),
                                                            self.state_names))
             shape = jax.eval_shape(probe, traj_shape).shape
             if shape != ():
@@ -228,13 +230,13 @@ class SweepJob:
 
     def program(self):
         """The compiled program and its replicated inputs (compiled once per kernel and size)."""
-        base = _sweep_kernel.put_replicated(self.base, self.mesh)
+        base = _kernel.put_replicated(self.base, self.mesh)
         rows = self.layout.device_rows * self.layout.devices
         sharding = _sharding.batch_sharding(self.mesh)
         points = jax.tree.map(
             lambda x: jax.ShapeDtypeStruct((rows, *x.shape[1:]), x.dtype, sharding=sharding),
             self._host_points(0, 1))
-        made, fresh = _sweep_kernel.program(self.kernel, self.mesh, base, points)
+        made, fresh = _kernel.program(self.kernel, self.mesh, base, points)
         if fresh:
             self.compile_time += made.compile_time
         return made, base
@@ -275,7 +277,7 @@ class SweepJob:
 
     @property
     def solver_name(self) -> str:
-        from ._catalog import FIXED
+        from .._steppers.catalog import FIXED
 
         solver = self.plan.solver
         for name in FIXED:
@@ -294,7 +296,7 @@ class SweepJob:
         leaves = jax.tree.leaves(eqx.filter(self.model, eqx.is_array))
         for item in (type(self.model).__qualname__, self.solver_name, self.keep_y,
                      sorted((k, None if v is None else float(v)) for k, v in self.options.items()),
-                     [(n, _observables.describe(f)) for n, f in self.observables],
+                     [(n, _observables.describe_observable(f)) for n, f in self.observables],
                      self.space.shape):
             h.update(repr(item).encode())
         for array in [*leaves, self.args["y0"], *self.space.columns.values()]:
@@ -306,7 +308,8 @@ class SweepJob:
         return h.hexdigest()
 
 
-def _bytes(budget) -> int:
+def parse_size(budget) -> int:
+    """Bytes from a number or a size such as ``"512 MiB"`` or ``"2 GB"``."""
     if isinstance(budget, str):
         units = {"kib": 2**10, "mib": 2**20, "gib": 2**30, "kb": 10**3, "mb": 10**6, "gb": 10**9}
         text = budget.strip().lower().replace(" ", "")

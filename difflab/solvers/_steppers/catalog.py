@@ -7,8 +7,8 @@ diffrax is imported only when an adaptive solver is first asked for, which keeps
 import difflib
 import functools
 
-from ..models import Model, SDEModel
-from ._steppers import RK4, Euler, EulerMaruyama, Heun, Leapfrog
+from ...models import Model, SDEModel
+from .fixed import RK4, Euler, EulerMaruyama, Heun, Leapfrog
 
 FIXED = {
     "euler": Euler(),
@@ -35,7 +35,7 @@ def default_solver(model: Model) -> str:
 def _adaptive(name: str):
     import diffrax
 
-    from ._adaptive import Adaptive
+    from .adaptive import Adaptive
 
     if name == "kvaerno5":
         return Adaptive(diffrax.Kvaerno5(), pcoeff=0.3, icoeff=0.3)
@@ -79,7 +79,7 @@ def resolve_solver(solver, model: Model):
     if isinstance(solver, str):
         return _checked(solver, type(model))
     if "diffrax" in type(solver).__module__:
-        from ._adaptive import Adaptive
+        from .adaptive import Adaptive
 
         solver = Adaptive(solver)
     if not hasattr(solver, "adaptive") or not hasattr(solver, "check"):
