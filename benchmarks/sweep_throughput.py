@@ -48,10 +48,10 @@ least; numba runs at about 2.8 ns):
    contraction) changes nothing here.
 4. **512-bit vectors.** LLVM targets 256-bit vectors by default, also on AVX-512 CPUs;
    ``--xla_cpu_prefer_vector_width=512`` makes the kernels 1.35x faster (7.0 -> 5.2 ns),
-   results unchanged. ``difflab.solvers.use_all_cpu_cores()`` sets it on such CPUs.
+   results unchanged. ``import difflab`` sets it on such CPUs.
 5. **One device per core, and ``shard_map``.** XLA:CPU runs one device's program on one
-   thread, so a sweep needs one CPU device per core (``use_all_cpu_cores()``, which
-   ``difflab sweep`` calls, or ``XLA_FLAGS=--xla_force_host_platform_device_count=N``).
+   thread, so a sweep needs one CPU device per core (``import difflab`` asks for them,
+   or ``XLA_FLAGS=--xla_force_host_platform_device_count=N``).
    ``shard_map`` gives each device its own loop with no collectives; the devices' threads
    run in parallel (checked per thread in /proc: two equal busy threads).
 

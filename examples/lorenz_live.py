@@ -18,5 +18,5 @@ ys = np.concatenate(chunks)
 print(f"z ranges over [{ys[:, 2].min():.1f}, {ys[:, 2].max():.1f}] on the attractor")
 
 traj = dl.simulate(lorenz, 50.0, dt=1e-3, n_save=5001)
-dl.io.write_csv("lorenz.csv", traj)
+dl.io.export_csv(traj, "lorenz.csv")
 print("saved lorenz.csv")

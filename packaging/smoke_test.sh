@@ -21,8 +21,8 @@ grep -q '"lorenz"' open.json && echo "  run.h5 reopened"
 step "sharded sweep over 8 CPU devices"
 cat > sweep.toml <<'TOML'
 model = "lorenz"
-[solver]
-name = "rk4"
+[solve]
+solver = "rk4"
 t1 = 0.5
 dt = 1e-3
 [space.grid]

@@ -41,7 +41,7 @@ class FitRequest:
 
     def fit_kwargs(self) -> dict:
         s = self.settings
-        return dict(method=self.method, max_steps=self.max_steps, t0=s.t0, dt=s.dt,
+        return dict(method=self.method, fit_max_steps=self.max_steps, t0=s.t0, dt=s.dt,
                     solver=s.solver)
 
 
@@ -169,7 +169,7 @@ def save_fit(writer, name: str, record: FitRecord) -> None:
 
 def load_fits(lab, session) -> None:
     """Read the fits of a session back into ``lab`` (those whose model is available here)."""
-    for stored in session.fits:
+    for stored in session.stored("fits"):
         try:
             record = _fit_from_file(lab, stored)
         except (KeyError, ValueError, TypeError) as error:
@@ -195,8 +195,9 @@ def _fit_from_file(lab, stored) -> FitRecord:
     attrs = stored.attrs
     request = FitRequest(model, record_model.name, data, names, settings,
                          str(attrs.get("optimizer", "lm")), attrs.get("max_steps"))
-    record = FitRecord(request, np.asarray(stored.loss, dtype=float).tolist(),
-                       np.asarray(stored.parameters, dtype=float).reshape(-1, len(names)).tolist())
+    loss, params = stored.variables["loss"].data, stored.variables["parameters"].data
+    record = FitRecord(request, np.asarray(loss, dtype=float).tolist(),
+                       np.asarray(params, dtype=float).reshape(-1, len(names)).tolist())
     if "best_parameters" in attrs:  # the fit ended: what it found
         fitted = stored.fitted_model
         record.result = int(attrs.get("result", 0))

@@ -72,7 +72,7 @@ def save_sensitivity(writer, name: str, record: SensitivityRecord) -> None:
 
 def load_sensitivities(lab, session) -> None:
     """Read the trajectory sensitivities of a session back into ``lab``."""
-    for stored in session.sensitivities:
+    for stored in session.stored("sensitivities"):
         try:
             record = _from_file(lab, session, stored)
         except (KeyError, ValueError, TypeError) as error:
@@ -83,15 +83,11 @@ def load_sensitivities(lab, session) -> None:
 
 
 def _from_file(lab, session, stored) -> SensitivityRecord | None:
-    if stored.dy_dp is None or "run" not in stored.attrs:
+    if "dy_dp" not in stored.variables or "run" not in stored.attrs:
         return None
-    run = session.runs[stored.attrs["run"]]
-    model_record = stored.model
-    names = tuple(str(p) for p in stored.parameter_names)
-    values = np.array([model_record.parameters[p] for p in names])
-    model = lab.model_from_record(model_record) or model_record
+    sens = session.sensitivities[stored.name]
+    model = lab.model_from_record(stored.model) or stored.model
     settings = RunSettings.from_dict({**stored.settings, "seed": stored.attrs.get("seed", 0)})
-    sens = dl.Sensitivity(np.asarray(run.time), np.asarray(run.y), np.asarray(stored.dy_dp),
-                          names, values, tuple(run.state_names), dl.Result(int(run.result)),
-                          model, dict(stored.settings))
-    return SensitivityRecord(model_record.name, settings, sens)
+    sens = dataclasses.replace(sens, ts=np.asarray(sens.ts), ys=np.asarray(sens.ys),
+                               raw=np.asarray(sens.raw), model=model)
+    return SensitivityRecord(stored.model.name, settings, sens)

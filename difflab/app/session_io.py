@@ -115,7 +115,7 @@ def _same_file(a, b) -> bool:
         return False
 
 
-def _run_from_file(lab: Lab, stored) -> Run | None:
+def _run_from_file(lab: Lab, session, stored) -> Run | None:
     record = stored.model
     model = lab.model_from_record(record)
     if model is None:
@@ -124,10 +124,10 @@ def _run_from_file(lab: Lab, stored) -> Run | None:
                 "model file to rerun it", "warning")
         model = record
     settings = RunSettings.from_dict({**stored.settings, "seed": stored.attrs.get("seed", 0)})
-    return Run(stored.name, model, record.name, settings, np.asarray(stored.time, dtype=float),
-               np.asarray(stored.y, dtype=float), tuple(stored.state_names), stored.result,
-               int(stored.attrs.get("steps", 0) or 0), stored.attrs.get("wall_time"),
-               complete=stored.complete)
+    traj = session.runs[stored.name]
+    return Run(stored.name, model, record.name, settings, np.asarray(traj.ts, dtype=float),
+               np.asarray(traj.ys, dtype=float), traj.state_names, int(traj.result),
+               int(traj.steps), traj.wall_time, complete=stored.complete)
 
 
 def open_lab(lab: Lab, path) -> None:
@@ -135,9 +135,9 @@ def open_lab(lab: Lab, path) -> None:
     session = dl.io.open_session(path)
     app = session.app_settings or {}
     layout = session.plot_layout or {}
-    owned = {s.attrs.get("run") for s in session.sensitivities}  # saved with a sensitivity
-    runs = [r for r in (_run_from_file(lab, s) for s in session.runs if s.name not in owned)
-            if r is not None]
+    owned = {s.attrs.get("run") for s in session.stored("sensitivities")}  # their own runs
+    runs = [r for r in (_run_from_file(lab, session, s) for s in session.stored("runs")
+                        if s.name not in owned) if r is not None]
     current = next((r for r in runs if r.name == CURRENT), None)
     model = _model_name(lab, app, session)
     lab.reset(model)
@@ -170,7 +170,7 @@ def _model_name(lab: Lab, app: dict, session) -> str:
     for record in session.models.values():  # equation models join the browser
         if record.origin == "equations":
             lab.model_from_record(record)
-    names = dict.fromkeys([app.get("model"), *(s.model.name for s in session.results())])
+    names = dict.fromkeys([app.get("model"), *(s.model.name for s in session.groups())])
     for name in names:
         if not name:
             continue

@@ -232,7 +232,7 @@ def _app_attrs(data: SweepData) -> str:
 def load_sweeps(lab, session) -> None:
     """Read back the sweeps of a session that the app can draw: the app's own (they carry
     ``app_sweep``) and grids of one or two parameters (``difflab sweep``)."""
-    for stored in session.sweeps:
+    for stored in session.stored("sweeps"):
         try:
             data = _sweep_from_file(lab, stored)
         except (KeyError, ValueError, TypeError) as error:
@@ -250,9 +250,10 @@ def _sweep_from_file(lab, stored) -> SweepData:
     axes, reduction, state, variable = _meta(stored, model)
     request = SweepRequest(model, record.name, axes, reduction, state, settings)
     data = SweepData.empty(request)
-    data.values = np.asarray(stored.parameters, dtype=float)
-    data.result = np.asarray(stored.result, dtype=np.int32)
-    data.final = np.asarray(stored.y, dtype=float)[:, -1, :]
+    variables = stored.variables
+    data.values = np.asarray(variables["parameters"].data, dtype=float)
+    data.result = np.asarray(variables["result"].data, dtype=np.int32)
+    data.final = np.asarray(variables["y"].data[:, -1, :], dtype=float)
     data.observable = (np.asarray(stored.variables[variable].data, dtype=float) if variable
                        else data.final[:, model.state_names.index(state)])
     data.done = int(np.count_nonzero(data.result != NOT_RUN))
@@ -286,7 +287,7 @@ def _grid_axes(stored) -> tuple[Axis, ...]:
     if stored.attrs.get("space_kind") != "grid" or not 1 <= len(shape) <= 2 \
             or len(names) != len(shape):
         raise ValueError("the app draws grids of one or two parameters")
-    grid = np.asarray(stored.parameters, dtype=float).reshape(*shape, len(shape))
+    grid = np.asarray(stored.variables["parameters"].data, dtype=float).reshape(*shape, len(shape))
     axes = []
     for k, name in enumerate(names):
         values = np.moveaxis(grid[..., k], k, 0).reshape(shape[k], -1)[:, 0]

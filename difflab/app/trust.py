@@ -18,7 +18,6 @@ import sys
 import tempfile
 from pathlib import Path
 
-
 _SHA256 = re.compile(r"[0-9a-f]{64}\Z")
 FILE_NAME = "trusted-models.json"
 

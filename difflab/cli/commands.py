@@ -10,7 +10,7 @@ from rich.table import Table
 
 import difflab as dl
 
-from .main import EXIT_FAILED, UsageError
+from .errors import EXIT_FAILED, UsageError
 
 
 def _out() -> Console:
@@ -90,8 +90,8 @@ def run(args) -> int:
     if out is not None and out.suffix not in (".csv", ".h5", ".hdf5"):
         raise UsageError(f"--out must end in .csv, .h5 or .hdf5, not {out.name!r}")
     settings = dict(t0=args.t0, dt=args.dt, solver=args.solver, n_save=args.n_save,
-                    y0=args.y0, rtol=args.rtol, atol=args.atol)
-    key = jax.random.key(args.seed) if isinstance(model, dl.SDEModel) else None
+                    y0=args.y0, rtol=args.rtol, atol=args.atol, max_steps=args.max_steps)
+    key = jax.random.key(args.key) if isinstance(model, dl.SDEModel) else None
     with _writing(out, args.name, args.overwrite):
         try:
             traj = dl.simulate(model, args.t1, key=key, throw=False, **settings)
@@ -147,10 +147,10 @@ def _report(model, traj) -> None:
 
 def _save(out: Path, traj, args) -> None:
     if out.suffix == ".csv":
-        dl.io.write_csv(out, traj)
+        dl.io.export_csv(traj, out)
         _err().print(f"saved {out}")
         return
-    seed = {"seed": args.seed} if isinstance(traj.model, dl.SDEModel) else None
+    seed = {"seed": args.key} if isinstance(traj.model, dl.SDEModel) else None
     name = dl.io.save_run(out, traj, settings=seed, name=args.name, overwrite=args.overwrite,
                           compress=args.compress)
     _err().print(f"saved {out} (/runs/{name})")

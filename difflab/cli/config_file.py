@@ -7,7 +7,14 @@ import math
 import tomllib
 from pathlib import Path
 
-from .main import UsageError
+import numpy as np
+
+from .errors import UsageError
+
+#: The ``[solve]`` table: the arguments of ``difflab.simulate``, by the same names
+#: (``key`` an integer: the key is ``jax.random.key(key)``).
+SOLVE = ("solver", "t0", "t1", "dt", "n_save", "rtol", "atol", "max_steps", "key", "y0")
+_OLDER = {"name": "solver", "seed": "key"}  # the [solver] table of files written before
 
 
 class ConfigError(UsageError):
@@ -38,6 +45,56 @@ def table(data: dict, key: str, allowed=None) -> dict:
             if k not in allowed:
                 raise ConfigError(f"unknown key {key}.{k} (allowed: {', '.join(sorted(allowed))})")
     return value
+
+
+def solve_table(data: dict, allowed=SOLVE) -> dict:
+    """The ``[solve]`` table, its values checked.
+
+    Files written before it had a ``[solver]`` table (``name``, ``seed``) and an
+    ``[initial_state]`` table; they are read as ``solve.solver``, ``solve.key`` and
+    ``solve.y0``.
+    """
+    if "solver" in data or "initial_state" in data:
+        solve = _older_solve(data, allowed)
+    else:
+        solve = dict(table(data, "solve", allowed))
+    for key in ("t0", "t1", "dt", "rtol", "atol"):
+        if key in solve:
+            number(solve[key], f"solve.{key}", positive=key != "t0")
+    for key in ("n_save", "max_steps", "key"):
+        if key in solve:
+            number(solve[key], f"solve.{key}", integer=True, positive=key != "key")
+    if "solver" in solve and not isinstance(solve["solver"], str):
+        raise ConfigError("solve.solver must be a solver name, e.g. \"rk4\"")
+    _check_y0(solve.get("y0", []))
+    return solve
+
+
+def _older_solve(data: dict, allowed) -> dict:
+    if "solve" in data:
+        raise ConfigError("give the solver settings in [solve] alone (not [solver] or "
+                          "[initial_state], the names of older files)")
+    older = {_OLDER.get(k, k): v for k, v in table(data, "solver").items()}
+    state = table(data, "initial_state")
+    return table({"solve": {**older, **({"y0": state} if state else {})}}, "solve", allowed)
+
+
+def _check_y0(y0) -> None:
+    if not isinstance(y0, (dict, list)):
+        raise ConfigError("solve.y0 must be a list of numbers or a table {state = number}")
+    for k, v in y0.items() if isinstance(y0, dict) else enumerate(y0):
+        number(v, f"solve.y0.{k}" if isinstance(k, str) else f"solve.y0[{k}]")
+
+
+def initial_state(model, y0) -> np.ndarray | None:
+    """The initial state ``solve.y0`` gives: a list (every state) or a table by state name
+    (the other states: the model's); ``None`` when not given."""
+    if y0 is None or isinstance(y0, list):
+        return None if y0 is None else np.asarray(y0, dtype=float)
+    state = np.array(model.initial_state(), dtype=float)
+    for name, value in y0.items():
+        state[keyed(f"solve.y0.{name}", model.state_index, name)] = value
+    return state
 
 
 def number(value, key: str, *, integer=False, positive=False):

@@ -14,13 +14,25 @@ from pathlib import Path
 
 import numpy as np
 
-from .config_file import ConfigError, keyed, number, parse, read, table
-from .main import EXIT_FAILED, UsageError
+from .config_file import (
+    SOLVE,
+    ConfigError,
+    initial_state,
+    keyed,
+    number,
+    parse,
+    read,
+    solve_table,
+    table,
+)
+from .errors import EXIT_FAILED, UsageError
 
-TOP = {"model", "data", "params", "name", "parameters", "solver", "fit", "bounds"}
-SOLVER = {"name", "t0", "t1", "dt", "n_save", "rtol", "atol", "max_steps"}
-FIT = {"method", "sigma", "starts", "seed", "max_steps", "rtol", "atol", "learning_rate",
-       "chunk_size", "log_scale"}
+TOP = {"model", "data", "params", "name", "parameters", "solve", "fit", "bounds",
+       "solver"}  # [solver]: older files' name, read as [solve]
+FIT = {"method", "sigma", "starts", "seed", "fit_max_steps", "fit_rtol", "fit_atol",
+       "learning_rate", "chunk_size", "log_scale"}
+_RENAMED = {"max_steps": "fit_max_steps", "rtol": "fit_rtol", "atol": "fit_atol"}
+FIT_SOLVE = tuple(k for k in SOLVE if k != "key")  # fitted models are deterministic
 
 
 @dataclasses.dataclass
@@ -33,7 +45,7 @@ class FitConfig:
     params: list[str] | None
     name: str | None
     parameters: dict
-    solver: dict
+    solve: dict
     fit: dict
     bounds: dict
 
@@ -52,25 +64,28 @@ def load_config(path) -> FitConfig:
                                or not all(isinstance(p, str) for p in params)):
         raise ConfigError("params must be a non-empty list of parameter names")
     config = FitConfig(str(path), data["model"], data["data"], params, data.get("name"),
-                       table(data, "parameters"), table(data, "solver", SOLVER),
-                       table(data, "fit", FIT), table(data, "bounds"))
+                       table(data, "parameters"), solve_table(data, FIT_SOLVE),
+                       _fit_table(data), table(data, "bounds"))
     _check_values(config)
     return config
+
+
+def _fit_table(data) -> dict:
+    renamed = [k for k in table(data, "fit") if k in _RENAMED]
+    if renamed:
+        old = renamed[0]
+        raise ConfigError(f"fit.{old} is now fit.{_RENAMED[old]} (the optimizer's; the "
+                          f"simulation's is solve.{old})")
+    return table(data, "fit", FIT)
 
 
 def _check_values(config: FitConfig) -> None:
     for name, value in config.parameters.items():
         number(value, f"parameters.{name}")
-    for key in ("t0", "t1", "dt", "rtol", "atol"):
-        if key in config.solver:
-            number(config.solver[key], f"solver.{key}", positive=key != "t0")
-    for key in ("n_save", "max_steps"):
-        if key in config.solver:
-            number(config.solver[key], f"solver.{key}", integer=True, positive=True)
-    for key in ("starts", "max_steps", "chunk_size"):
+    for key in ("starts", "fit_max_steps", "chunk_size"):
         if key in config.fit:
             number(config.fit[key], f"fit.{key}", integer=True, positive=True)
-    for key in ("rtol", "atol", "learning_rate"):
+    for key in ("fit_rtol", "fit_atol", "learning_rate"):
         if key in config.fit:
             number(config.fit[key], f"fit.{key}", positive=True)
     sigma = config.fit.get("sigma")
@@ -97,14 +112,9 @@ def build(config: FitConfig):
         model = keyed(f"parameters.{name}", model.replace, **{name: value})
     data_path = Path(config.data) if os.path.isabs(config.data) else base / config.data
     data = keyed("data", dl.io.read_observations, data_path)
-    solver = dict(config.solver)
-    fit = dict(config.fit)
-    kwargs = {
-        "method": fit.pop("method", "lm"), "solver": solver.pop("name", None),
-        "t0": solver.pop("t0", 0.0), "t1": solver.pop("t1", None), "dt": solver.pop("dt", None),
-        "n_save": solver.pop("n_save", None), "simulate_options": solver,
-        "bounds": {k: tuple(v) for k, v in config.bounds.items()} or None, **fit,
-    }
+    solve = {**config.solve, "y0": initial_state(model, config.solve.get("y0"))}
+    kwargs = {"method": "lm", **solve, **config.fit,
+              "bounds": {k: tuple(v) for k, v in config.bounds.items()} or None}
     return model, data, kwargs
 
 
@@ -123,9 +133,6 @@ class _Progress:
 
 def fit(args) -> int:
     """``difflab fit CONFIG --out FILE``: run the fit a TOML file describes."""
-    import difflab as dl
-
-    dl.solvers.use_all_cpu_cores()
     out = Path(args.out)
     if out.suffix not in (".h5", ".hdf5"):
         raise UsageError(f"--out must end in .h5 or .hdf5, not {out.name!r}")
@@ -173,15 +180,15 @@ def _drain(stream, first, writer, progress):
 
 
 def _writer(session, model, data, first, kwargs, name):
-    settings = {k: kwargs[k] for k in ("t0", "t1", "dt", "solver", "n_save")
-                if kwargs.get(k) is not None}
+    settings = {k: kwargs[k] for k in ("t0", "t1", "dt", "solver", "n_save", "rtol", "atol",
+                                       "y0") if kwargs.get(k) is not None}
     if name is not None and name in session.file["fits"]:
         raise UsageError(f"--out already holds a fit named {name!r}; choose another --name")
     return session.new_fit(
         model=model, parameter_names=first.names, settings=settings, name=name,
         data={"time": data.t, "y": data.y, "state_names": list(data.states), "sigma": data.sigma},
         optimizer=str(kwargs.get("method", "lm")), loss_name="0.5 * chi^2",
-        max_steps=kwargs.get("max_steps"), learning_rate=kwargs.get("learning_rate"))
+        max_steps=kwargs.get("fit_max_steps"), learning_rate=kwargs.get("learning_rate"))
 
 
 def _report(result, as_json: bool) -> None:

@@ -15,7 +15,7 @@ import re
 import sys
 from pathlib import Path
 
-from .main import EXIT_FAILED, UsageError
+from .errors import EXIT_FAILED, UsageError
 
 #: Libraries Qt's xcb plugin links (directly or through libQt6XcbQpa), and their
 #: Debian/Ubuntu packages. A fresh desktop usually lacks the first three.

@@ -9,13 +9,7 @@ import importlib
 import sys
 
 from .._version import __version__
-
-EXIT_BAD_INPUT = 2
-EXIT_FAILED = 1
-
-
-class UsageError(Exception):
-    """Bad input from the command line, shown as one line."""
+from .errors import EXIT_BAD_INPUT, UsageError
 
 
 class _Parser(argparse.ArgumentParser):
@@ -75,9 +69,14 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--n-save", type=int, default=None,
                      help="number of saved points (default: every step, at most 1001)")
     run.add_argument("--y0", type=_numbers, default=None, help="initial state, e.g. 1,0,0")
-    run.add_argument("--rtol", type=float, default=1e-6, help="adaptive relative tolerance")
-    run.add_argument("--atol", type=float, default=1e-9, help="adaptive absolute tolerance")
-    run.add_argument("--seed", type=int, default=0, help="random seed for stochastic models")
+    run.add_argument("--rtol", type=float, default=None,
+                     help="relative tolerance of adaptive solvers (default 1e-6)")
+    run.add_argument("--atol", type=float, default=None,
+                     help="absolute tolerance of adaptive solvers (default 1e-9)")
+    run.add_argument("--max-steps", type=int, default=None,
+                     help="the most steps an adaptive solver may take (default 100000)")
+    run.add_argument("--key", "--seed", dest="key", type=int, default=0,
+                     help="stochastic models: the key is jax.random.key(KEY) (default 0)")
     run.add_argument("--out", default=None,
                      help="add the run to a session file (.h5; made if absent) or write a .csv")
     run.add_argument("--name", default=None, help="the run's name under /runs (default runN)")
@@ -90,9 +89,16 @@ def build_parser() -> argparse.ArgumentParser:
     devices = commands.add_parser("devices", help="show the JAX backend, its devices and the precision")
     devices.set_defaults(handler="difflab.cli.commands:devices")
 
-    from .trust_command import add_parser as add_trust_parser
-
-    add_trust_parser(commands)
+    trust = commands.add_parser(
+        "trust", help="list, add or revoke trusted Python model files",
+        description="Model files named in a session run only when trusted. Trusting a file "
+                    "trusts its current content (sha256); editing it needs trusting again.",
+    )
+    trust.add_argument("files", nargs="*", metavar="FILE", help="Python model files to trust")
+    trust.add_argument("--list", action="store_true", help="list the trusted contents")
+    trust.add_argument("--revoke", metavar="FILE_OR_SHA256", action="append", default=[],
+                       help="stop trusting a file's content or a sha256 (repeatable)")
+    trust.set_defaults(handler="difflab.cli.trust_command:command")
 
     opened = commands.add_parser(
         "open", help="show what a session file (.h5) holds",

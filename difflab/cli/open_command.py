@@ -5,7 +5,7 @@ import json
 from rich.console import Console
 from rich.markup import escape
 
-from .main import UsageError
+from .errors import UsageError
 
 
 def _load(path: str):

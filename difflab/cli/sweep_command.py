@@ -14,13 +14,23 @@ from pathlib import Path
 
 import numpy as np
 
-from .config_file import ConfigError, keyed, number, one_line, parse, read, table
-from .main import UsageError
+from .config_file import (
+    ConfigError,
+    initial_state,
+    keyed,
+    number,
+    one_line,
+    parse,
+    read,
+    solve_table,
+    table,
+)
+from .errors import UsageError
 
-TOP = {"model", "name", "parameters", "initial_state", "solver", "space", "output", "run"}
-SOLVER = {"name", "t0", "t1", "dt", "rtol", "atol", "max_steps", "seed"}
+TOP = {"model", "name", "parameters", "solve", "space", "output", "run",
+       "solver", "initial_state"}  # the last two: older files' names, read as [solve]
 SAMPLE = {"method", "n", "seed", "ranges", "scramble"}
-OUTPUT = {"n_save", "trajectories", "observables"}
+OUTPUT = {"trajectories", "observables", "n_save"}  # n_save: older files', read as solve.n_save
 RUN = {"chunk_size", "memory_budget", "block_size"}
 METHODS = ("uniform", "latin_hypercube", "sobol")
 SPACING = ("linspace", "logspace", "geomspace")
@@ -35,8 +45,7 @@ class SweepConfig:
     model_ref: str
     name: str | None
     parameters: dict
-    initial_state: dict
-    solver: dict
+    solve: dict
     space: dict
     output: dict
     run: dict
@@ -59,26 +68,22 @@ def parse_config(text: str, path) -> SweepConfig:
     name = data.get("name")
     if name is not None and not isinstance(name, str):
         raise ConfigError("name must be a string")
-    solver = table(data, "solver", SOLVER)
-    for key in ("t0", "t1", "dt", "rtol", "atol"):
-        if key in solver:
-            number(solver[key], f"solver.{key}", positive=key in ("dt", "rtol", "atol"))
-    if "t1" not in solver:
-        raise ConfigError("solver.t1 is missing: the end time of every simulation")
-    for key in ("max_steps", "seed"):
-        if key in solver:
-            number(solver[key], f"solver.{key}", integer=True, positive=key == "max_steps")
-    if "name" in solver and not isinstance(solver["name"], str):
-        raise ConfigError("solver.name must be a solver name, e.g. \"rk4\"")
+    solve = solve_table(data)
+    output = _output(data)
+    if "n_save" in output:
+        if "n_save" in solve:
+            raise ConfigError("give n_save once, in [solve]")
+        solve["n_save"] = number(output.pop("n_save"), "solve.n_save", integer=True,
+                                 positive=True)
+    if "t1" not in solve:
+        raise ConfigError("solve.t1 is missing: the end time of every simulation")
     return SweepConfig(os.fspath(path), text, data["model"], name,
-                       _numbers_table(data, "parameters"), _numbers_table(data, "initial_state"),
-                       solver, table(data, "space"), _output(data), _run(data))
+                       _numbers_table(data, "parameters"), solve, table(data, "space"), output,
+                       _run(data))
 
 
 def _output(data) -> dict:
-    output = table(data, "output", OUTPUT)
-    if "n_save" in output:
-        number(output["n_save"], "output.n_save", integer=True, positive=True)
+    output = dict(table(data, "output", OUTPUT))
     if not isinstance(output.get("trajectories", False), bool):
         raise ConfigError("output.trajectories must be true or false")
     for name, spec in table(output, "output.observables").items():
@@ -185,10 +190,7 @@ def _model(config: SweepConfig):
     model = keyed("model", cls)
     for name, value in config.parameters.items():
         model = keyed(f"parameters.{name}", model.replace, **{name: value})
-    y0 = np.array(model.initial_state(), dtype=float)
-    for state, value in config.initial_state.items():
-        y0[keyed(f"initial_state.{state}", model.state_index, state)] = value
-    return model, y0
+    return model, initial_state(model, config.solve.get("y0"))
 
 
 def build_job(config: SweepConfig, *, chunk_size=None, devices=None):
@@ -203,17 +205,17 @@ def build_job(config: SweepConfig, *, chunk_size=None, devices=None):
     kind = next(iter(config.space))
     for column in space.names:
         keyed(f"space.{kind}.{column}", Space({column: space[column]}, (len(space),)).check, model)
-    s, out, run = config.solver, config.output, config.run
-    keyed("solver.name", dl.solvers.resolve_solver, s.get("name"), model)
+    s, out, run = config.solve, config.output, config.run
+    keyed("solve.solver", dl.solvers.resolve_solver, s.get("solver"), model)
     observables = table(out, "output.observables")
     for name, spec in observables.items():
         keyed(f"output.observables.{name}", dl.solvers.resolve_observables, {name: spec},
               model.state_names)
-    key = jax.random.key(s.get("seed", 0)) if isinstance(model, dl.SDEModel) else None
-    options = dict(t0=s.get("t0", 0.0), dt=s.get("dt"), solver=s.get("name"),
-                   n_save=out.get("n_save"), y0=y0, observables=observables or None,
-                   trajectories=out.get("trajectories"), key=key, rtol=s.get("rtol", 1e-6),
-                   atol=s.get("atol", 1e-9), max_steps=s.get("max_steps", 100_000),
+    key = jax.random.key(s.get("key", 0)) if isinstance(model, dl.SDEModel) else None
+    options = dict(t0=s.get("t0"), dt=s.get("dt"), solver=s.get("solver"),
+                   n_save=s.get("n_save"), y0=y0, key=key, rtol=s.get("rtol"),
+                   atol=s.get("atol"), max_steps=s.get("max_steps"),
+                   observables=observables or None, trajectories=out.get("trajectories"),
                    chunk_size=chunk_size or run.get("chunk_size"),
                    memory_budget=run.get("memory_budget", 512 * 2**20),
                    block_size=run.get("block_size"), devices=devices)
@@ -230,7 +232,7 @@ def _stored_config(out: str, name: str | None) -> SweepConfig:
     if not os.path.exists(out):
         raise UsageError(f"--resume without a config needs an existing --out file; "
                          f"{out} is missing")
-    sweeps = dl.open(out).sweeps
+    sweeps = dl.open(out).stored("sweeps")
     stored = {s.name: s.attrs.get("config") for s in sweeps}
     paths = {s.name: s.attrs.get("config_path") for s in sweeps}
     candidates = [n for n, config in stored.items() if config and name in (None, n)]
@@ -251,8 +253,13 @@ class _Meter:
         import time
 
         from rich.console import Console
-        from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn,
-                                   TimeRemainingColumn)
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            TextColumn,
+            TimeRemainingColumn,
+        )
 
         self.clock, self.points, self.failed = time.perf_counter, 0, 0
         self.start = self.clock()
@@ -298,7 +305,6 @@ def sweep(args) -> int:
     """``difflab sweep CONFIG --out FILE``: run (or resume) the sweep a TOML file describes."""
     import difflab as dl
 
-    dl.solvers.use_all_cpu_cores()
     if args.distributed:
         try:
             dl.solvers.initialize_distributed(args.coordinator, args.num_processes, args.process_id)

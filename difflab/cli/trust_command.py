@@ -5,23 +5,9 @@ import re
 from difflab.app import TrustStore
 from difflab.models import ModelFileError, file_sha256, peek_file
 
-from .main import UsageError
+from .errors import UsageError
 
 _SHA256 = re.compile(r"[0-9a-f]{64}\Z")
-
-
-def add_parser(commands) -> None:
-    """Add ``difflab trust`` to the CLI's subcommands."""
-    trust = commands.add_parser(
-        "trust", help="list, add or revoke trusted Python model files",
-        description="Model files named in a session run only when trusted. Trusting a file "
-                    "trusts its current content (sha256); editing it needs trusting again.",
-    )
-    trust.add_argument("files", nargs="*", metavar="FILE", help="Python model files to trust")
-    trust.add_argument("--list", action="store_true", help="list the trusted contents")
-    trust.add_argument("--revoke", metavar="FILE_OR_SHA256", action="append", default=[],
-                       help="stop trusting a file's content or a sha256 (repeatable)")
-    trust.set_defaults(handler="difflab.cli.trust_command:command")
 
 
 def _sha_of(item: str) -> str:

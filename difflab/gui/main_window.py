@@ -10,8 +10,15 @@ import sys
 
 import jax
 from PySide6.QtCore import QByteArray, QRect, QSettings, Qt, QTimer, Signal
-from PySide6.QtWidgets import (QDockWidget, QLabel, QMainWindow, QMessageBox, QProgressBar,
-                               QTabBar, QTabWidget)
+from PySide6.QtWidgets import (
+    QDockWidget,
+    QLabel,
+    QMainWindow,
+    QMessageBox,
+    QProgressBar,
+    QTabBar,
+    QTabWidget,
+)
 
 import difflab as dl
 

@@ -10,8 +10,15 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QColor, QPen
-from PySide6.QtWidgets import (QComboBox, QHBoxLayout, QLabel, QMenu, QToolButton, QVBoxLayout,
-                               QWidget)
+from PySide6.QtWidgets import (
+    QComboBox,
+    QHBoxLayout,
+    QLabel,
+    QMenu,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
 
 from ..app.lab import Lab
 from .widgets import Throttle

@@ -9,18 +9,33 @@ of a session file too) are listed under the controls; the chosen one is drawn.
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Signal
-from PySide6.QtWidgets import (QCheckBox, QComboBox, QFormLayout, QGroupBox, QHBoxLayout,
-                               QLabel, QProgressBar, QPushButton, QSpinBox, QVBoxLayout,
-                               QWidget)
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QComboBox,
+    QFormLayout,
+    QGroupBox,
+    QHBoxLayout,
+    QLabel,
+    QProgressBar,
+    QPushButton,
+    QSpinBox,
+    QVBoxLayout,
+    QWidget,
+)
 
 import difflab as dl
 
 from ..app.lab import Lab, finite_bounds
 from ..app.sweeps import REDUCTIONS, Axis, SweepRequest, run_sweep
 from .plots import configure_plot, state_color
-from .widgets import FloatSpinBox, ResultPicker, Throttle, controls_beside_plots, hint_label
+from .widgets import (
+    FloatSpinBox,
+    ResultPicker,
+    Throttle,
+    controls_beside_plots,
+    hint_label,
+)
 from .workers import TaskWorker
-
 
 REDRAW_MS = 100  # a heatmap redraw costs tens of ms on a busy machine: ten a second at most
 

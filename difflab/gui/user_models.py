@@ -16,8 +16,16 @@ from pathlib import Path
 
 from PySide6.QtCore import QFileSystemWatcher, QTimer
 from PySide6.QtGui import QFontDatabase
-from PySide6.QtWidgets import (QFileDialog, QHBoxLayout, QLabel, QMessageBox, QPlainTextEdit,
-                               QPushButton, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (
+    QFileDialog,
+    QHBoxLayout,
+    QLabel,
+    QMessageBox,
+    QPlainTextEdit,
+    QPushButton,
+    QVBoxLayout,
+    QWidget,
+)
 
 import difflab as dl
 

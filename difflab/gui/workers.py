@@ -20,7 +20,6 @@ from PySide6.QtCore import QThread, Signal
 
 from ..app.runs import SolveRequest, solve
 
-
 BACKGROUND_NICE = 10
 
 

@@ -1,23 +1,16 @@
-"""Trajectories and stored results to CSV and NumPy ``.npz``; one run into a session file."""
+"""Results to CSV and NumPy ``.npz``; one run into a session file."""
 
 import csv
+import dataclasses
 import json
 import os
 
 import numpy as np
 
+from ..solvers import FitResult, Sensitivity, SweepResult, Trajectory
 from ._writer import write_session
 
 SWEEP_ROWS = 1 << 16  # rows of a sweep read at a time while writing CSV
-
-
-def write_csv(path: str | os.PathLike, traj) -> None:
-    """Write a trajectory as CSV: a header ``t,<state>,...`` then one row per saved time."""
-    rows = np.column_stack([np.asarray(traj.ts), np.asarray(traj.ys)])
-    with open(path, "w", newline="") as f:
-        writer = csv.writer(f)
-        writer.writerow(["t", *traj.state_names])
-        writer.writerows(rows.tolist())
 
 
 def save_run(path: str | os.PathLike, traj, *, model=None, settings: dict | None = None,
@@ -40,67 +33,86 @@ def _plain(value):
     return value.item() if isinstance(value, np.generic) else value
 
 
-def export_npz(result, path: str | os.PathLike) -> None:
-    """Write a stored result's variables (and its data group) to ``.npz``.
+def _arrays(prefix: str, value, arrays: dict, plain: dict) -> None:
+    """Numbers and names of ``value`` into ``arrays``; small scalars and text into ``plain``."""
+    if isinstance(value, dict):
+        for key, item in value.items():
+            _arrays(f"{prefix}.{key}", item, arrays, plain)
+    elif isinstance(value, (str, bool, int, float, np.generic)) or value is None:
+        plain[prefix] = _plain(value)
+    elif isinstance(value, (tuple, list)) and all(isinstance(v, str) for v in value):
+        arrays[prefix] = np.array(value, dtype=str)
+    elif hasattr(value, "shape") or isinstance(value, (tuple, list)):
+        arrays[prefix] = np.asarray(value)
 
-    Names become unicode arrays and the attributes one JSON string (``attrs``), so
-    ``np.load(path)`` reads it with ``allow_pickle=False``.
+
+def export_npz(result, path: str | os.PathLike) -> None:
+    """Write a result's arrays to ``.npz`` (a Trajectory, SweepResult, FitResult, Sensitivity).
+
+    Each array field becomes an array (dicts as ``field.key``), names unicode arrays,
+    and the scalar fields one JSON string (``attrs``), so ``np.load(path)`` reads it with
+    ``allow_pickle=False``.
     """
-    arrays = {}
-    for prefix, variables in (("", result.variables),
-                              *((f"{g}.", v) for g, v in result.groups.items())):
-        for name, var in variables.items():
-            data = var.data
-            arrays[prefix + name] = (np.array(data, dtype=str) if isinstance(data, list)
-                                     else np.asarray(data))
-    arrays["attrs"] = np.array(json.dumps({k: _plain(v) for k, v in result.attrs.items()}))
+    arrays, plain = {}, {}
+    for field in dataclasses.fields(result):
+        value = getattr(result, field.name)
+        if field.name in ("model", "start_model", "space", "settings", "data", "stats"):
+            continue
+        _arrays(field.name, value, arrays, plain)
+    if isinstance(result, SweepResult):
+        _arrays("parameters", result.space.columns, arrays, plain)
+    arrays["attrs"] = np.array(json.dumps(plain))
     np.savez(path, **arrays)
 
 
 def export_csv(result, path: str | os.PathLike) -> None:
-    """Write a stored result as CSV.
+    """Write a result as CSV.
 
-    A run: ``t,<states>``. A sweep: one row per point and time,
+    A run (:class:`Trajectory`): ``t,<states>``. A sweep: one row per point and time,
     ``point,<parameters>,result,t,<states>``. A fit: ``step,loss,<parameters>``. A
-    sensitivity: ``parameter,gradient`` or ``t,state,<parameters>``.
+    sensitivity: ``t,state,<parameters>`` (or ``parameter,gradient``).
     """
+    rows = {Trajectory: _run_rows, SweepResult: _sweep_rows, FitResult: _fit_rows,
+            Sensitivity: _sensitivity_rows}.get(type(result))
+    if rows is None:
+        raise TypeError(f"cannot export a {type(result).__name__} as CSV")
     with open(path, "w", newline="") as f:
-        writer = csv.writer(f)
-        {"runs": _run_rows, "sweeps": _sweep_rows, "fits": _fit_rows,
-         "sensitivities": _sensitivity_rows}[result.kind](writer, result)
+        rows(csv.writer(f), result)
 
 
 def _run_rows(writer, run) -> None:
     writer.writerow(["t", *run.state_names])
-    writer.writerows(np.column_stack([np.asarray(run.time), np.asarray(run.y)]).tolist())
+    writer.writerows(np.column_stack([np.asarray(run.ts), np.asarray(run.ys)]).tolist())
 
 
 def _sweep_rows(writer, sweep) -> None:
-    names, ts = sweep.parameter_names, np.asarray(sweep.time)
+    names = [n for n in sweep.space.names if n != "y0"]
+    ts = np.asarray(sweep.ts)
     writer.writerow(["point", *names, "result", "t", *sweep.state_names])
     per_block = max(1, SWEEP_ROWS // max(1, len(ts)))
-    for start in range(0, sweep.n_points, per_block):
-        stop = min(start + per_block, sweep.n_points)
-        params, ys = np.asarray(sweep.parameters[start:stop]), np.asarray(sweep.y[start:stop])
-        results = np.asarray(sweep.result[start:stop])
+    n = len(sweep)
+    for start in range(0, n, per_block):
+        stop = min(start + per_block, n)
+        params = np.column_stack([sweep.space[c][start:stop] for c in names]) if names else (
+            np.zeros((stop - start, 0)))
+        ys, results = np.asarray(sweep.y[start:stop]), np.asarray(sweep.result[start:stop])
         for i in range(stop - start):
             head = [start + i, *params[i].tolist(), int(results[i])]
             writer.writerows([*head, t, *y] for t, y in zip(ts.tolist(), ys[i].tolist()))
 
 
 def _fit_rows(writer, fit) -> None:
-    writer.writerow(["step", "loss", *fit.parameter_names])
-    loss, params = np.asarray(fit.loss), np.asarray(fit.parameters)
+    writer.writerow(["step", "loss", *fit.names])
+    loss, params = np.asarray(fit.loss_history), np.asarray(fit.parameter_history)
     writer.writerows([i, l, *p] for i, (l, p) in enumerate(zip(loss.tolist(), params.tolist())))
 
 
 def _sensitivity_rows(writer, sens) -> None:
-    names = sens.parameter_names
-    if sens.dy_dp is None:
+    if sens.raw is None:
         writer.writerow(["parameter", "gradient"])
-        writer.writerows(zip(names, np.asarray(sens.gradient).tolist()))
+        writer.writerows(zip(sens.parameters, np.asarray(sens.gradient).tolist()))
         return
-    writer.writerow(["t", "state", *names])
-    ts, d = np.asarray(sens.time), np.asarray(sens.dy_dp)
+    writer.writerow(["t", "state", *sens.parameters])
+    ts, d = np.asarray(sens.ts), np.asarray(sens.raw)
     for i, t in enumerate(ts.tolist()):
         writer.writerows([t, s, *d[i, j].tolist()] for j, s in enumerate(sens.state_names))

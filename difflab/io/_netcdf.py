@@ -91,6 +91,8 @@ def _copy(dataset, data) -> None:
 def _prepared(data):
     if isinstance(data, Empty):
         return data
+    if isinstance(data, (list, tuple)) and not data:
+        return np.zeros(0, dtype=object)  # no names (a sweep of initial states only)
     if hasattr(data, "shape") and not isinstance(data, np.ndarray) and hasattr(data, "__getitem__"):
         return data  # lazy: copied block by block
     array = np.asarray(data)
@@ -253,3 +255,19 @@ RESULT_FLAGS = {
                      "solver_failed",
     "long_name": "result code",
 }
+
+
+def time_state(ts, state_names, model=None) -> dict[str, Variable]:
+    units = getattr(type(model), "time_units", None) or "s"
+    return {
+        "time": Variable(("time",), np.asarray(ts, dtype=np.float64), time_attrs(units)),
+        "state": Variable(("state",), [str(s) for s in state_names],
+                          {"long_name": "state variable"}),
+    }
+
+
+def run_variables(ts, ys, state_names, model=None) -> dict[str, Variable]:
+    """The variables of a run group: ``time``, ``state``, ``y(time, state)``."""
+    units = getattr(type(model), "state_units", None) or "1"
+    return {**time_state(ts, state_names, model),
+            "y": Variable(("time", "state"), ys, {"long_name": "state", "units": units})}

@@ -19,10 +19,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ._netcdf import labels
-
 from ..solvers import Observations, as_observations
-
+from ._netcdf import labels
 
 # -- readers --------------------------------------------------------------------------
 

@@ -14,8 +14,16 @@ from . import _h5, _sandbox, _upgrade
 from ._errors import SessionFileError
 from ._models import ModelRecord
 from ._netcdf import Variable, labels
-from ._session import RESULT_CLASSES, LazyArray, Session
-from ._writer import FORMAT, NAME, SCHEMA_VERSION
+from ._schema import (
+    DATA_SPEC,
+    FORMAT,
+    KINDS,
+    NAME,
+    OPTIONAL_COORDS,
+    SCHEMA_VERSION,
+    SPECS,
+)
+from ._session import LazyArray, Session, Stored
 
 MAX_MEMBERS = 10_000
 MAX_DIM = 2**31
@@ -26,27 +34,6 @@ MAX_STRING_COORD = 10**6
 MAX_LEAF_ELEMENTS = 10**8
 RESERVED = {"CLASS", "NAME", "DIMENSION_LIST", "REFERENCE_LIST", "_Netcdf4Dimid",
             "_Netcdf4Coordinates", "_NCProperties", "_nc3_strict", "fingerprint"}
-
-# kind -> (coordinates: name -> "f"/"i"/"s", required variables: name -> (dims, "f"/"i"),
-#          optional variables, required attributes)
-SPECS = {
-    "runs": ({"time": "f", "state": "s"}, {"y": (("time", "state"), "f")}, {}, ()),
-    "sweeps": (
-        {"point": "i", "time": "f", "state": "s", "parameter": "s", "chunk": "i"},
-        {"parameters": (("point", "parameter"), "f"), "y": (("point", "time", "state"), "f"),
-         "result": (("point",), "i"), "steps": (("point",), "i"),
-         "chunk_done": (("chunk",), "i")},
-        {"y0": (("point", "state"), "f")}, ("n_points", "chunk_size")),
-    "fits": ({"step": "i", "parameter": "s"},
-             {"loss": (("step",), "f"), "parameters": (("step", "parameter"), "f")}, {}, ()),
-    "sensitivities": ({"parameter": "s"}, {},
-                      {"gradient": (("parameter",), "f"),
-                       "dy_dp": (("time", "state", "parameter"), "f")}, ()),
-}
-DATA_SPEC = ({"time": "f", "state": "s"}, {"y": (("time", "state"), "f")},
-             {"sigma": (("time", "state"), "f")}, ())
-OPTIONAL_COORDS = {"sensitivities": {"time": "f", "state": "s"}}
-
 
 class _Reader:
     """Reads and checks one open file; ``beat`` reports progress, ``deep`` also walks
@@ -318,7 +305,7 @@ def _result(reader: _Reader, session: Session, kind: str, name: str, group):
         groups["data"] = reader.netcdf(reader.group(group, "data", where), DATA_SPEC,
                                        f"{where}/data")
     _check_result(reader, kind, attrs, variables, where)
-    return RESULT_CLASSES[kind](session, kind, name, attrs, variables, groups)
+    return Stored(session, kind, name, attrs, variables, groups)
 
 
 def _check_result(reader, kind, attrs, variables, where) -> None:
@@ -364,11 +351,12 @@ def _read(reader: _Reader, f) -> Session:
     root = reader.attrs(f, "")
     session = Session(reader.path, attrs=root, schema_version=version, provenance=provenance,
                       models=models, app=_app(reader, f))
-    for kind in RESULT_CLASSES:
+    stored = {}
+    for kind in KINDS:
         parent = reader.group(f, kind, "")
-        items = [_result(reader, session, kind, name, g)
-                 for name, g in reader.members(parent, f"/{kind}").items()]
-        session._set_results(kind, items)
+        stored[kind] = [_result(reader, session, kind, name, g)
+                        for name, g in reader.members(parent, f"/{kind}").items()]
+    session._set_results(stored)
     return session
 
 

@@ -2,16 +2,23 @@
 
 from ..solvers import FitResult, Sensitivity, Trajectory
 from . import _netcdf
+from ._save import save_session
+from ._session import Session
 from ._writer import write_session
 
 
 def save(path, result, *, name: str | None = None, overwrite: bool = False,
-         compress: bool = False) -> str:
+         compress: bool = False) -> str | None:
     """Add ``result`` (a Trajectory, FitResult or Sensitivity) to a session file.
 
     The file is made if absent; everything already in it is kept. A ``name`` already in
     the file needs ``overwrite=True``. Returns the name the result is stored under.
+    A whole :class:`Session` saved onto its own file is rewritten in the current schema
+    (the same objects); onto another session file its objects are added.
     """
+    if isinstance(result, Session):
+        save_session(result, path, compress=compress)
+        return None
     writers = {Trajectory: _save_run, FitResult: _save_fit, Sensitivity: _save_sensitivity}
     writer = writers.get(type(result))
     if writer is None:

@@ -29,7 +29,7 @@ def save_session(session, path, *, compress: bool = False) -> None:
         for key, record in session.models.items():
             if key not in writer.file["models"]:
                 writer.add_model_record(record, key=key)
-        for result in session.results():
+        for result in session.groups():
             _write(writer, result)
         _h5.set_attrs(writer.file["app"], session.app)
 

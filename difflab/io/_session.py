@@ -7,13 +7,12 @@ from collections.abc import Iterator, Sequence
 
 import numpy as np
 
-from . import _h5
+from . import _h5, _objects
 from ._errors import SessionFileError
 from ._models import ModelRecord
 from ._netcdf import Variable
-from ._provenance import key_from_record
-
-SETTING_NAMES = ("solver", "t0", "t1", "dt", "n_save", "rtol", "atol", "max_steps", "y0")
+from ._schema import SETTING_NAMES
+from ._summary import summary
 
 
 class LazyArray:
@@ -42,7 +41,10 @@ class LazyArray:
             if dataset.shape == ():
                 return dataset[()]
             try:
-                return dataset[index]
+                try:
+                    return dataset[index]
+                except (TypeError, ValueError):  # indexing h5py lacks (None, ...): NumPy's
+                    return dataset[()][index]
             except (OSError, RuntimeError) as error:  # damaged chunks, failed filters
                 raise SessionFileError(self.path, f"{self.name}: cannot read "
                                                   f"({_h5._short(error)})") from None
@@ -60,8 +62,12 @@ class LazyArray:
 
 
 @dataclasses.dataclass(repr=False)
-class Result:
-    """One result group: its attributes, netCDF variables and sub-groups, as read."""
+class Stored:
+    """One result group as the file holds it: attributes, netCDF variables, sub-groups.
+
+    What :meth:`Session.stored` gives: the file's view of a run, sweep, fit or
+    sensitivity (``session.runs`` and the others give the objects themselves).
+    """
 
     session: "Session"
     kind: str
@@ -72,11 +78,7 @@ class Result:
 
     def __repr__(self) -> str:
         dims = {d: n for v in self.variables.values() for d, n in zip(v.dims, v.shape)}
-        return f"<{type(self).__name__} {self.name!r} model={self.attrs.get('model')!r} {dims}>"
-
-    def _data(self, name):
-        var = self.variables.get(name)
-        return None if var is None else var.data
+        return f"<Stored {self.kind}/{self.name} model={self.attrs.get('model')!r} {dims}>"
 
     @property
     def model(self) -> ModelRecord:
@@ -84,16 +86,19 @@ class Result:
         return self.session.models[self.attrs["model"]]
 
     @property
+    def fitted_model(self) -> ModelRecord | None:
+        key = self.attrs.get("fitted_model")
+        if key is None:
+            return None
+        if not isinstance(key, str) or key not in self.session.models:  # the reader checks "model"
+            raise SessionFileError(self.session.path, f"/{self.kind}/{self.name}: refers to "
+                                   f"fitted model {key!r}, which the file does not hold")
+        return self.session.models[key]
+
+    @property
     def settings(self) -> dict:
         """The solver settings stored with the result (``simulate``'s keyword arguments)."""
         return {k: self.attrs[k] for k in SETTING_NAMES if k in self.attrs}
-
-    @property
-    def key(self):
-        """The ``jax.random`` key the result used, or ``None``."""
-        if "key_data" not in self.attrs:
-            return None
-        return key_from_record(self.attrs["key_data"], self.attrs.get("key_impl", "threefry2x32"))
 
     @property
     def provenance(self) -> dict:
@@ -101,6 +106,8 @@ class Result:
 
     @property
     def complete(self) -> bool:
+        if "chunk_done" in self.variables:
+            return bool(np.all(np.asarray(self.variables["chunk_done"].data) == 1))
         return bool(self.attrs.get("complete", 1))
 
     @property
@@ -108,198 +115,65 @@ class Result:
         return tuple(self.variables["state"].data) if "state" in self.variables else ()
 
     @property
-    def time(self):
-        return self._data("time")
-
-    @property
-    def y(self):
-        return self._data("y")
-
-    def to_csv(self, path) -> None:
-        """Write this result as CSV (see :func:`difflab.io.export_csv`)."""
-        from ._export import export_csv
-
-        export_csv(self, path)
-
-    def to_npz(self, path) -> None:
-        """Write this result's arrays to a NumPy ``.npz`` (no pickled objects)."""
-        from ._export import export_npz
-
-        export_npz(self, path)
-
-    def _simulate(self, model, settings: dict, key):
-        from ..solvers import simulate  # noqa: PLC0415 (io reaches the engine only to rerun)
-
-        settings = dict(settings)
-        t1 = settings.pop("t1")
-        if isinstance(settings.get("y0"), np.ndarray):
-            settings["y0"] = np.asarray(settings["y0"], dtype=np.float64)
-        return simulate(model, t1, key=key, throw=False, **settings)
-
-
-class Run(Result):
-    """A stored trajectory: ``time``, ``y`` (time, state), its settings and result."""
-
-    @property
-    def result(self) -> int:
-        return int(self.attrs.get("result", 0))
-
-    @property
-    def message(self) -> str:
-        return str(self.attrs.get("result_message", ""))
-
-    def trajectory(self):
-        """The stored run as a :class:`difflab.Trajectory`."""
-        import jax.numpy as jnp
-
-        from ..solvers import Trajectory
-
-        return Trajectory(jnp.asarray(np.asarray(self.time)), jnp.asarray(np.asarray(self.y)),
-                          jnp.asarray(self.result, dtype=jnp.int32),
-                          jnp.asarray(self.attrs.get("steps", 0)), self.state_names,
-                          self.attrs.get("wall_time"))
-
-    def rerun(self, model=None, **overrides):
-        """Simulate again with the stored model, parameters, settings and key.
-
-        ``model``: needed for a user model (DiffLab never runs a file's code); its arrays
-        are replaced by the stored ones. ``overrides`` change settings (``t1=...``).
-        """
-        built = self.model.build(model)
-        return self._simulate(built, {**self.settings, **overrides}, self.key)
-
-
-class Sweep(Result):
-    """A stored sweep: ``parameters`` (point, parameter), ``y`` (point, time, state), ``result``."""
-
-    @property
     def parameter_names(self) -> tuple[str, ...]:
-        return tuple(self.variables["parameter"].data)
-
-    @property
-    def parameters(self):
-        return self._data("parameters")
-
-    @property
-    def result(self):
-        return self._data("result")
-
-    @property
-    def steps(self):
-        return self._data("steps")
-
-    @property
-    def n_points(self) -> int:
-        return int(self.attrs["n_points"])
-
-    @property
-    def chunk_size(self) -> int:
-        return int(self.attrs["chunk_size"])
-
-    @property
-    def complete(self) -> bool:
-        """True when every chunk of points has been written."""
-        return bool(np.all(np.asarray(self.variables["chunk_done"].data) == 1))
-
-    def to_xarray(self):
-        """The sweep as an ``xarray.Dataset``, read into memory: over its grid's axes
-        (dims such as ``rho``, ``sigma``, ``time``, ``state``) when ``dl.sweep`` swept a
-        :func:`difflab.grid`, else over ``point`` (see ``xarray.open_dataset`` for lazy)."""
-        from ._xarray import stored_dataset
-
-        return stored_dataset(self)
-
-    def point(self, i: int) -> dict[str, float]:
-        """The swept parameter values of point ``i``."""
-        return dict(zip(self.parameter_names, map(float, self.parameters[i])))
-
-    def rerun(self, i: int, model=None, key=None, **overrides):
-        """Simulate point ``i`` alone, with the stored settings.
-
-        A stochastic sweep derives each point's key from the stored one (``key_scheme``
-        says how); pass that point's ``key`` to reproduce its noise.
-        """
-        built = self.model.build(model).replace(**self.point(i))
-        settings = {**self.settings, **overrides}
-        if "y0" in self.variables:
-            settings["y0"] = np.asarray(self.variables["y0"].data[i])
-        return self._simulate(built, settings, self.key if key is None else key)
-
-
-class Fit(Result):
-    """A stored optimisation: ``loss`` (step,), ``parameters`` (step, parameter), ``data``."""
-
-    @property
-    def parameter_names(self) -> tuple[str, ...]:
-        return tuple(self.variables["parameter"].data)
-
-    @property
-    def loss(self):
-        return self._data("loss")
-
-    @property
-    def parameters(self):
-        return self._data("parameters")
-
-    @property
-    def fitted_model(self) -> ModelRecord | None:
-        key = self.attrs.get("fitted_model")
-        return None if key is None else self.session.models[key]
+        return tuple(self.variables["parameter"].data) if "parameter" in self.variables else ()
 
     @property
     def data(self) -> dict[str, Variable] | None:
+        """A fit's data group."""
         return self.groups.get("data")
 
 
-class Sensitivity(Result):
-    """Stored derivatives: ``gradient`` (parameter,) and/or ``dy_dp`` (time, state, parameter)."""
-
-    @property
-    def parameter_names(self) -> tuple[str, ...]:
-        return tuple(self.variables["parameter"].data)
-
-    @property
-    def gradient(self):
-        return self._data("gradient")
-
-    @property
-    def dy_dp(self):
-        return self._data("dy_dp")
-
-
-RESULT_CLASSES = {"runs": Run, "sweeps": Sweep, "fits": Fit, "sensitivities": Sensitivity}
-
-
 class Results(Sequence):
-    """Results of one kind, by position (``session.runs[0]``) or name (``session.runs["run0"]``)."""
+    """Results of one kind, by position (``session.runs[0]``) or name (``session.runs["run0"]``).
 
-    def __init__(self, items: list[Result]):
-        self._items = list(items)
+    Each is read into its own class (a :class:`difflab.Trajectory`, ...) when first used.
+    """
+
+    def __init__(self, stored: list[Stored], read):
+        self._stored, self._read, self._cache = list(stored), read, {}
 
     def __getitem__(self, index):
         if isinstance(index, str):
-            for item in self._items:
-                if item.name == index:
-                    return item
-            raise KeyError(f"no result named {index!r}; there are {self.names() or 'none'}")
-        return self._items[index]
+            names = self.names()
+            if index not in names:
+                raise KeyError(f"no result named {index!r}; there are {names or 'none'}")
+            index = names.index(index)
+        if isinstance(index, slice):
+            return [self[i] for i in range(len(self))[index]]
+        stored = self._stored[index]
+        if stored.name not in self._cache:
+            try:
+                self._cache[stored.name] = self._read(stored)
+            except SessionFileError:
+                raise
+            except Exception as error:  # values the schema lets through but the class refuses
+                raise SessionFileError(stored.session.path, f"/{stored.kind}/{stored.name}: "
+                                       f"cannot be read ({_h5._short(error)})") from error
+        return self._cache[stored.name]
 
     def __len__(self) -> int:
-        return len(self._items)
+        return len(self._stored)
 
     def names(self) -> list[str]:
-        return [item.name for item in self._items]
+        return [item.name for item in self._stored]
 
     def __repr__(self) -> str:
         return f"Results({self.names()})"
 
 
+KINDS = ("runs", "sweeps", "fits", "sensitivities")
+
+
 class Session:
     """Everything a session file holds. Get one with :func:`difflab.open`.
 
-    ``models`` maps keys to :class:`ModelRecord`; ``runs``, ``sweeps``, ``fits`` and
-    ``sensitivities`` are :class:`Results`; big arrays are :class:`LazyArray` and read
-    from the file when used. ``plot_layout`` and ``app_settings`` are the app's (JSON).
+    ``models`` maps keys to :class:`ModelRecord`. ``runs``, ``sweeps``, ``fits`` and
+    ``sensitivities`` give each result as the class the solvers return (a
+    :class:`difflab.Trajectory`, :class:`difflab.SweepResult`, :class:`difflab.FitResult`,
+    :class:`difflab.Sensitivity`), big arrays read from the file when used;
+    :meth:`stored` gives a result's group as the file holds it (attributes, provenance).
+    ``plot_layout`` and ``app_settings`` are the app's (JSON).
     """
 
     def __init__(self, path, *, attrs: dict, schema_version: int, provenance: dict,
@@ -310,10 +184,28 @@ class Session:
         self.provenance = provenance
         self.models = models
         self.app = app
-        self.runs = self.sweeps = self.fits = self.sensitivities = Results([])
+        self._stored = {kind: [] for kind in KINDS}
+        self._set_results({kind: [] for kind in KINDS})
 
-    def _set_results(self, kind: str, items: list[Result]) -> None:
-        setattr(self, kind, Results(items))
+    def _set_results(self, stored: dict[str, list[Stored]]) -> None:
+        self._stored = {kind: list(stored.get(kind, [])) for kind in KINDS}
+        runs = {s.name: s for s in self._stored["runs"]}
+        self.runs = Results(self._stored["runs"], _objects.trajectory)
+        self.sweeps = Results(self._stored["sweeps"], _objects.sweep_result)
+        self.fits = Results(self._stored["fits"], _objects.fit_result)
+        self.sensitivities = Results(self._stored["sensitivities"],
+                                     lambda s: _objects.sensitivity(s, runs))
+
+    def stored(self, kind: str, name: str | None = None):
+        """The file's group of result ``name`` of ``kind`` (``"runs"``, ...): a
+        :class:`Stored`; without ``name``, every group of ``kind``."""
+        groups = self._stored[kind]
+        if name is None:
+            return list(groups)
+        for group in groups:
+            if group.name == name:
+                return group
+        raise KeyError(f"no {kind} result named {name!r}")
 
     @property
     def plot_layout(self):
@@ -323,27 +215,19 @@ class Session:
     def app_settings(self):
         return _json(self.app.get("settings"))
 
-    def results(self) -> Iterator[Result]:
-        for kind in RESULT_CLASSES:
-            yield from getattr(self, kind)
+    def groups(self) -> Iterator[Stored]:
+        """Every result group, runs first."""
+        for kind in KINDS:
+            yield from self._stored[kind]
 
     def __repr__(self) -> str:
-        counts = ", ".join(f"{k}={len(getattr(self, k))}" for k in RESULT_CLASSES)
+        counts = ", ".join(f"{k}={len(self._stored[k])}" for k in KINDS)
         return f"<Session {self.path!r} models={len(self.models)} {counts}>"
 
     def summary(self) -> dict:
         """What the file holds, as plain JSON-ready data (``difflab open --json``)."""
-        from ._summary import summary
-
         return summary(self)
-
-    def save(self, path=None, *, compress: bool = False) -> None:
-        """Write the session to ``path`` (default: where it came from), atomically."""
-        from ._save import save_session
-
-        save_session(self, self.path if path is None else path, compress=compress)
 
 
 def _json(text):
     return None if text is None else json.loads(text)
-

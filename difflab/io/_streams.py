@@ -9,8 +9,7 @@ import numpy as np
 
 from ..solvers import Result
 from . import _h5, _netcdf
-from ._netcdf import Empty, Variable
-from ._writer import SessionWriter, run_variables
+from ._netcdf import Empty, Variable, run_variables
 
 NOT_RUN = -1
 
@@ -22,11 +21,11 @@ def _name_of(group) -> str:
 class RunWriter:
     """A run whose ``time`` dimension grows as chunks of a ``stream`` arrive."""
 
-    def __init__(self, session: SessionWriter, group):
+    def __init__(self, session, group):
         self.session, self.group, self.name = session, group, _name_of(group)
 
     @classmethod
-    def create(cls, session: SessionWriter, *, model, state_names=None, settings=None,
+    def create(cls, session, *, model, state_names=None, settings=None,
                key=None, name=None, chunk_size: int = 100, dtype=np.float64) -> "RunWriter":
         state_names = tuple(state_names or model.state_names)
         attrs = session.result_attrs(model=model, settings=settings, key=key,
@@ -71,7 +70,7 @@ class SweepWriter:
     ``write_chunk`` stores its results, flushes, then marks it done in ``chunk_done``.
     """
 
-    def __init__(self, session: SessionWriter, group):
+    def __init__(self, session, group):
         self.session, self.group, self.name = session, group, _name_of(group)
         self.chunk_size = int(group.attrs["chunk_size"])
         self.n_points = int(group.attrs["n_points"])
@@ -80,7 +79,7 @@ class SweepWriter:
         self.n_chunks = self._done.shape[0]
 
     @classmethod
-    def create(cls, session: SessionWriter, *, model, parameter_names, values, time,
+    def create(cls, session, *, model, parameter_names, values, time,
                chunk_size: int, state_names=None, settings=None, key=None,
                key_scheme: str | None = None, y0=None, name=None, dtype=np.float64,
                compress: bool | None = None) -> "SweepWriter":
@@ -104,7 +103,7 @@ class SweepWriter:
         return cls(session, group)
 
     @classmethod
-    def reopen(cls, session: SessionWriter, name: str) -> "SweepWriter":
+    def reopen(cls, session, name: str) -> "SweepWriter":
         """The writer of an existing sweep, to write its pending chunks."""
         if name not in session.file["sweeps"]:
             raise KeyError(f"no sweep {name!r} in {session.file.filename}")
@@ -182,11 +181,11 @@ def _parameter_attrs(specs, names) -> dict:
 class FitWriter:
     """An optimisation whose ``step`` dimension grows as chunks of optimizer steps arrive."""
 
-    def __init__(self, session: SessionWriter, group):
+    def __init__(self, session, group):
         self.session, self.group, self.name = session, group, _name_of(group)
 
     @classmethod
-    def create(cls, session: SessionWriter, *, model, parameter_names, settings=None,
+    def create(cls, session, *, model, parameter_names, settings=None,
                key=None, name=None, data=None, optimizer=None, loss_name=None,
                learning_rate=None, max_steps=None) -> "FitWriter":
         """``data``: ``dict(time=(T,), y=(T, S), state_names=[...], sigma=optional)``."""

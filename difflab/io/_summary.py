@@ -45,7 +45,7 @@ def summary(session) -> dict:
                          "parameters": {k: _plain(v) for k, v in m.parameters.items()},
                          "path": m.path, "sha256": m.sha256}
                    for key, m in session.models.items()},
-        **{kind: [_result(r) for r in getattr(session, kind)]
+        **{kind: [_result(r) for r in session.stored(kind)]
            for kind in ("runs", "sweeps", "fits", "sensitivities")},
         "provenance": {pid: {k: _plain(v) for k, v in p.items()}
                        for pid, p in session.provenance.items()},

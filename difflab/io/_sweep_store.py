@@ -30,9 +30,9 @@ from typing import Any
 import numpy as np
 
 from . import _h5, _netcdf
-from ._netcdf import Empty, Variable
 from ._errors import SessionFileError
 from ._lock import writing
+from ._netcdf import Empty, Variable
 from ._streams import _sweep_variables
 from ._writer import FORMAT, SessionWriter, stream_session, write_session
 

@@ -8,7 +8,8 @@ attributes ``model``, ``param.<p>``, the settings and ``result``; no models grou
 """
 
 from ._models import ModelRecord
-from ._session import Run, Session
+from ._schema import SPECS
+from ._session import Session, Stored
 
 _RESULT_WORDS = {0: "success", 1: "max_steps reached", 2: "diverged",
                  3: "step size too small", 4: "solver failed"}
@@ -37,8 +38,6 @@ def _is_builtin(name: str) -> bool:
 
 def read_version_0(reader, f) -> Session:
     """A version-0 file as a current :class:`Session`: a model record made for each run."""
-    from ._reader import SPECS
-
     root = reader.attrs(f, "")
     version = reader.typed(root, "difflab_version", str, "root")
     session = Session(reader.path, attrs={"difflab_version": version}, schema_version=0,
@@ -58,6 +57,6 @@ def read_version_0(reader, f) -> Session:
         attrs.update(model=record.key, provenance="p0", complete=1, Conventions="CF-1.10",
                      result_message=_RESULT_WORDS.get(result, f"result code {result}"))
         variables = reader.netcdf(group, SPECS["runs"], where)
-        runs.append(Run(session, "runs", name, attrs, variables))
-    session._set_results("runs", runs)
+        runs.append(Stored(session, "runs", name, attrs, variables))
+    session._set_results({"runs": runs})
     return session

@@ -18,13 +18,10 @@ from . import _h5, _netcdf, _provenance
 from ._errors import SessionFileError
 from ._lock import writing
 from ._models import ModelRecord, record_of
-from ._netcdf import Variable
-
-SCHEMA_VERSION = 2  # 2: labels as netCDF char arrays (1: 1-D strings, still read)
-FORMAT = "difflab-session"
-KINDS = {"runs": "run", "sweeps": "sweep", "fits": "fit", "sensitivities": "sensitivity"}
-NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]{0,63}")
-SETTINGS = ("solver", "t0", "t1", "dt", "n_save", "rtol", "atol", "max_steps", "y0", "seed")
+from ._netcdf import Variable, run_variables, time_state
+from ._reader import open_session
+from ._schema import FORMAT, KINDS, NAME, SCHEMA_VERSION, SETTINGS
+from ._streams import FitWriter, RunWriter, SweepWriter
 
 
 def check_name(name: str) -> str:
@@ -213,7 +210,7 @@ class SessionWriter:
         if dy_dp is not None:
             if time is None or state_names is None:
                 raise ValueError("dy_dp needs time= and state_names=")
-            variables.update(_time_state(np.asarray(time), state_names, model))
+            variables.update(time_state(np.asarray(time), state_names, model))
             variables["dy_dp"] = Variable(("time", "state", "parameter"),
                                           np.asarray(dy_dp, dtype=np.float64),
                                           {"long_name": "d state / d parameter"})
@@ -240,26 +237,18 @@ class SessionWriter:
 
     def new_run(self, **kwargs):
         """A :class:`RunWriter` appending a streamed run chunk by chunk."""
-        from ._streams import RunWriter
-
         return RunWriter.create(self, **kwargs)
 
     def new_sweep(self, **kwargs):
         """A :class:`SweepWriter`: a sweep's datasets created full size, written per chunk."""
-        from ._streams import SweepWriter
-
         return SweepWriter.create(self, **kwargs)
 
     def sweep_writer(self, name: str):
         """The :class:`SweepWriter` of an existing sweep, to resume it."""
-        from ._streams import SweepWriter
-
         return SweepWriter.reopen(self, name)
 
     def new_fit(self, **kwargs):
         """A :class:`FitWriter` appending optimizer steps as they come."""
-        from ._streams import FitWriter
-
         return FitWriter.create(self, **kwargs)
 
     def add_fit(self, *, loss, parameters, fitted_model=None, info=None, **kwargs) -> str:
@@ -308,22 +297,6 @@ class SessionWriter:
             self.file.close()
 
 
-def _time_state(ts, state_names, model=None) -> dict[str, Variable]:
-    units = getattr(type(model), "time_units", None) or "s"
-    return {
-        "time": Variable(("time",), np.asarray(ts, dtype=np.float64), _netcdf.time_attrs(units)),
-        "state": Variable(("state",), [str(s) for s in state_names],
-                          {"long_name": "state variable"}),
-    }
-
-
-def run_variables(ts, ys, state_names, model=None) -> dict[str, Variable]:
-    """The variables of a run group: ``time``, ``state``, ``y(time, state)``."""
-    units = getattr(type(model), "state_units", None) or "1"
-    return {**_time_state(ts, state_names, model),
-            "y": Variable(("time", "state"), ys, {"long_name": "state", "units": units})}
-
-
 def _next_name(group, prefix: str) -> str:
     i = len(group)
     while f"{prefix}{i}" in group:
@@ -368,8 +341,6 @@ def write_session(path, *, overwrite: bool = False, compress: bool = False,
 
 def _is_session(path, overwrite: bool) -> bool:
     """True for a session file; ``False`` for another file to overwrite, else an error."""
-    from ._reader import open_session
-
     try:
         open_session(path)
         return True

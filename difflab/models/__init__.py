@@ -6,15 +6,15 @@ from ._base import Model as Model
 from ._base import ParamSpec as ParamSpec
 from ._base import SDEModel as SDEModel
 from ._base import param as param
-from ._registry import available as available
-from ._registry import get as get
-from ._registry import register as register
 from ._equations import EquationError as EquationError
 from ._equations import Problem as Problem
 from ._equations import check_equations as check_equations
 from ._equations import from_equations as from_equations
 from ._plugins import PluginError as PluginError
 from ._plugins import refresh as refresh_plugins  # noqa: F401 (public)
+from ._registry import available as available
+from ._registry import get as get
+from ._registry import register as register
 from ._sources import ModelSource as ModelSource
 from ._sources import UntrustedModelError as UntrustedModelError
 from ._sources import carry_parameters as carry_parameters

@@ -25,8 +25,18 @@ import types
 import jax.numpy as jnp
 
 from ._base import Model, param
-from ._expressions import (CONSTANTS, FUNCTIONS, TIME, Fail, Located, check_node,
-                           compile_expression, constant, parse_expression, walk_checked)
+from ._expressions import (
+    CONSTANTS,
+    FUNCTIONS,
+    TIME,
+    Fail,
+    Located,
+    check_node,
+    compile_expression,
+    constant,
+    parse_expression,
+    walk_checked,
+)
 
 MAX_CHARS = 50_000
 MAX_LINE = 1_000

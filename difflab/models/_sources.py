@@ -5,7 +5,6 @@ back into a class. Built-in, plugin and equation models come back freely; a Pyth
 model file's code runs only when the caller says it is trusted.
 """
 
-import dataclasses
 import hashlib
 import inspect
 from collections.abc import Callable, Mapping
@@ -14,60 +13,8 @@ import numpy as np
 
 from ._base import Model, is_model_class
 from ._equations import from_equations, is_equation_model
+from ._trust import KINDS, ModelSource, UntrustedModelError, trusted
 from ._user_files import load_file, load_source, loaded_from
-
-KINDS = ("builtin", "plugin", "equations", "file", "script")
-
-
-@dataclasses.dataclass(frozen=True)
-class ModelSource:
-    """What a model class is and where it comes from, as plain data (no code objects).
-
-    ``kind``: ``"builtin"`` (registry), ``"plugin"`` (an installed package),
-    ``"equations"`` (``text`` is the equations), ``"file"`` (a Python model file:
-    ``path``, ``sha256`` of its bytes and its ``text``), or ``"script"`` (a class defined
-    in the user's own script, which cannot be rebuilt). ``name`` is the registry name, or
-    the class name for the other kinds.
-    """
-
-    kind: str
-    name: str
-    path: str | None = None
-    sha256: str | None = None
-    text: str | None = None
-
-    @property
-    def needs_trust(self) -> bool:
-        """True when getting the class back means running code from a file."""
-        return self.kind == "file"
-
-    @property
-    def reference(self) -> str | None:
-        """The reference :func:`difflab.models.resolve` accepts, where there is one."""
-        if self.kind in ("builtin", "plugin"):
-            return self.name
-        if self.kind == "file":
-            return f"{self.path}:{self.name}"
-        if self.kind == "equations" and self.path:
-            return self.path
-        return None
-
-
-class UntrustedModelError(PermissionError, ValueError):
-    """A model file that the caller has not said it trusts; nothing was run.
-
-    A ``ValueError`` too, so the command line reports it as one line (exit status 2).
-    """
-
-    def __init__(self, source: ModelSource):
-        self.source = source
-        super().__init__(
-            f"{f'model {source.name!r}' if source.name else 'the model'} comes from the "
-            f"Python file {source.path} (sha256 "
-            f"{(source.sha256 or '?')[:12]}...), which has not been trusted: DiffLab never "
-            "runs code from a session file on its own; pass --trust on the command line or "
-            "trust=True in Python if you trust it"
-        )
 
 
 def source_of(model) -> ModelSource:
@@ -118,17 +65,6 @@ def _as_source(source) -> ModelSource:
     if kind not in KINDS:
         raise ValueError(f"unknown kind of model source {kind!r}; expected one of {KINDS}")
     return ModelSource(kind, get("name"), get("path"), get("sha256"), text)
-
-
-def trusted(trust, source: ModelSource) -> bool:
-    """Whether ``trust`` (a bool, a trust store or a function) lets ``source`` run."""
-    if isinstance(trust, bool) or trust is None:
-        return bool(trust)
-    if hasattr(trust, "is_trusted"):
-        return bool(trust.is_trusted(source.sha256))
-    if callable(trust):
-        return bool(trust(source.sha256, source.path))
-    raise TypeError("trust must be a bool, a trust store or a function (sha256, path) -> bool")
 
 
 def from_source(source, *, trust: bool | Callable = False) -> type[Model]:

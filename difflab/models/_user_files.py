@@ -20,6 +20,7 @@ import jax.numpy as jnp
 
 from ._base import Model, SDEModel, is_model_class
 from ._equations import from_equations
+from ._trust import ModelSource, UntrustedModelError, trusted
 
 MAX_FILE_BYTES = 5_000_000
 _REFERENCE = re.compile(r"(?P<path>.+\.py)(?::(?P<name>[A-Za-z_][A-Za-z0-9_]*))?\Z", re.S)
@@ -366,8 +367,6 @@ def _agreed_sha256(path, name, trust):
     """The sha256 that ``trust`` allows to run (None: any content, trust is True)."""
     if trust is True:
         return None
-    from ._sources import ModelSource, UntrustedModelError, trusted
-
     source = ModelSource("file", name or "", str(path), file_sha256(path))
     if not trusted(trust, source):
         raise UntrustedModelError(source)

@@ -49,7 +49,6 @@ from ._sweeps import resolve_observables as resolve_observables
 from ._sweeps import set_sweep_output as set_sweep_output
 from ._sweeps import sobol as sobol
 from ._sweeps import sweep as sweep
-from ._sweeps import sweep_dataset as sweep_dataset
 from ._sweeps import uniform as uniform
 
 

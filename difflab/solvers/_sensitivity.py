@@ -15,9 +15,11 @@ import numpy as np
 
 from ..models import Model
 from ._result import Result, message
+from ._settings import SolveSettings, solve_arguments
 from ._simulate import Trajectory, simulate
 
-_SETTINGS = ("t0", "dt", "solver", "n_save", "rtol", "atol", "max_steps")
+_STATIC = ("solver", "n_save", "max_steps")  # compiled in
+_TRACED = ("t0", "t1", "dt", "rtol", "atol")
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -27,6 +29,8 @@ class Sensitivity:
     ``raw[t, i, k]`` is ``d y_i(t) / d p_k``; ``normalized[t, i, k]`` is
     ``d log y_i / d log p_k = raw * p_k / y_i`` (NaN where ``y_i = 0``). Select one curve
     with ``sens.curve("prey", "alpha")`` (``normalized=True`` for the logarithmic one).
+    Read from a session file it has its ``name`` there; a stored gradient of a scalar
+    objective (``gradient``, by parameter) may stand without ``raw``.
     """
 
     ts: np.ndarray
@@ -38,6 +42,8 @@ class Sensitivity:
     result: Result
     model: Model
     settings: dict
+    name: str | None = None
+    gradient: np.ndarray | None = None
 
     @property
     def normalized(self) -> np.ndarray:
@@ -69,35 +75,37 @@ def _index(names, name, kind) -> int:
         raise KeyError(f"no {kind} {name!r}; choose from {', '.join(names)}") from None
 
 
-def sensitivity(model: Model, t1, *, params: Sequence[str] | None = None, y0=None, key=None,
-                **settings) -> Sensitivity:
+def sensitivity(model: Model, t1=None, *, params: Sequence[str] | None = None, t0=None,
+                dt=None, solver=None, n_save: int | None = None, y0=None, key=None, rtol=None,
+                atol=None, max_steps: int | None = None,
+                settings: SolveSettings | None = None) -> Sensitivity:
     """The trajectory of ``model`` and its forward sensitivities to ``params``.
 
     Args:
         model: a :class:`difflab.Model`.
-        t1: the end time.
         params: names of scalar parameters (default: all of the model's parameters).
-        y0, key: as in :func:`simulate`; the initial state defaults to
+        t1, t0, dt, solver, n_save, y0, key, rtol, atol, max_steps, settings: the run,
+            as in :func:`simulate`. The initial state defaults to
             ``model.initial_state()``, so parameters that set it (``prey0``) have
             sensitivities from ``t0`` on.
-        settings: ``t0``, ``dt``, ``solver``, ``n_save``, ``rtol``, ``atol``,
-            ``max_steps`` of :func:`simulate`.
 
     Returns a :class:`Sensitivity`; ``raw`` has shape ``(n_save, n_states, n_params)``.
     """
     names = _parameter_names(model, params)
-    unknown = [k for k in settings if k not in _SETTINGS]
-    if unknown:
-        raise TypeError(f"sensitivity() got an unexpected setting {unknown[0]!r}")
+    solve = solve_arguments(settings, t1=t1, t0=t0, dt=dt, solver=solver, n_save=n_save,
+                            y0=y0, key=key, rtol=rtol, atol=atol, max_steps=max_steps)
+    if solve["t1"] is None:
+        raise TypeError("t1, the end time, is missing (give t1 or settings=)")
     values = jnp.stack([jnp.asarray(getattr(model, n), jnp.result_type(float)) for n in names])
-    static = {k: settings[k] for k in ("solver", "n_save", "max_steps") if k in settings}
-    traced = {k: jnp.asarray(v, jnp.result_type(float)) for k, v in settings.items()
-              if k not in static and v is not None}
-    ts, ys, jac, result = _jacobian(model, values, jnp.asarray(t1, jnp.result_type(float)),
-                                    y0, key, traced, names, tuple(sorted(static.items())))
+    static = {k: solve[k] for k in _STATIC if solve[k] is not None}
+    traced = {k: jnp.asarray(solve[k], jnp.result_type(float)) for k in _TRACED
+              if solve[k] is not None}
+    ts, ys, jac, result = _jacobian(model, values, solve["y0"], solve["key"], traced, names,
+                                    tuple(sorted(static.items())))
+    recorded = {k: v for k, v in solve.items() if v is not None and k not in ("y0", "key")}
     return Sensitivity(np.asarray(ts), np.asarray(ys), np.asarray(jac), names,
                        np.asarray(values), tuple(model.state_names), Result(int(result)),
-                       model, {"t1": float(t1), **settings})
+                       model, {**recorded, "t1": float(solve["t1"])})
 
 
 def _parameter_names(model, params) -> tuple[str, ...]:
@@ -117,11 +125,11 @@ def _parameter_names(model, params) -> tuple[str, ...]:
 
 
 @eqx.filter_jit
-def _jacobian(model, values, t1, y0, key, traced, names, static):
+def _jacobian(model, values, y0, key, traced, names, static):
     def states(values):
         m = model.replace(**{n: values[k] for k, n in enumerate(names)})
-        traj = simulate(m, t1, y0=y0, key=key, throw=False, adjoint="forward",
-                        **traced, **dict(static))
+        traj = simulate(m, y0=y0, key=key, throw=False, adjoint="forward", **traced,
+                        **dict(static))
         return traj.ys, (traj.ts, traj.ys, traj.result)
 
     jac, (ts, ys, result) = jax.jacfwd(states, has_aux=True)(values)

@@ -12,7 +12,9 @@ class SolveSettings:
 
     ``dt`` is the step actually used (the default one included); ``y0`` the initial
     state; ``key`` the PRNG key as ``(impl, data)`` (``None`` for deterministic models).
-    ``simulate(model, **settings.kwargs())`` runs it again, bit for bit.
+    ``simulate(model, **settings.kwargs())`` runs it again, bit for bit. Every entry
+    point takes ``settings=`` for all of them but ``y0`` (the initial state stays the
+    model's), and keyword arguments given beside it override its values.
     """
 
     solver: str
@@ -40,6 +42,38 @@ class SolveSettings:
         values = dataclasses.asdict(self)
         values["y0"] = list(self.y0)
         return values
+
+
+#: The arguments that say how a model is solved, named alike in every entry point
+#: (``simulate``, ``stream``, ``sweep``, ``sensitivity``, ``fit``), the command line, the
+#: TOML files and the session files.
+SOLVE_ARGUMENTS = ("t0", "t1", "dt", "solver", "n_save", "rtol", "atol", "max_steps", "y0",
+                   "key")
+DEFAULTS = {"t0": 0.0, "rtol": 1e-6, "atol": 1e-9, "max_steps": 100_000}
+
+
+def solve_arguments(settings: "SolveSettings | None", defaults: dict = DEFAULTS,
+                    **given) -> dict:
+    """The solve arguments of a call: each one ``given`` unless ``None``, else the value in
+    ``settings`` (a :class:`SolveSettings`), else its default (``None`` if it has none).
+
+    The initial state is never taken from ``settings``: it stays the model's (which may
+    depend on the parameters) unless ``y0`` is given.
+    """
+    if settings is not None and not isinstance(settings, SolveSettings):
+        raise TypeError(f"settings must be a SolveSettings (such as traj.settings), not "
+                        f"{type(settings).__name__}")
+    unknown = [name for name in given if name not in SOLVE_ARGUMENTS]
+    if unknown:
+        raise TypeError(f"{unknown[0]!r} is not a solve argument")
+    base = {} if settings is None else settings.kwargs()
+    base.pop("y0", None)
+    return {name: _first(value, base.get(name), defaults.get(name))
+            for name, value in given.items()}
+
+
+def _first(*values):
+    return next((v for v in values if v is not None), None)
 
 
 def key_to_record(key) -> tuple | None:

@@ -2,7 +2,7 @@
 
 The small API that sweeps and multi-start fits share::
 
-    use_all_cpu_cores()                        # before JAX starts: one CPU device per core
+    use_all_cpu_cores()                        # done by `import difflab`: a CPU device per core
     mesh = batch_mesh()                        # all devices (all processes), axis "batch"
     n_pad = padded_size(n, mesh.size)          # the batch, rounded up to fill every device
     x = pad_batch(x, n_pad)                    # pad by repeating the last row (valid values)
@@ -21,11 +21,14 @@ process's devices, ordered by process, so each process owns one contiguous block
 """
 
 import os
+import warnings
 
 import jax
 import numpy as np
 from jax.sharding import AxisType, Mesh, NamedSharding
 from jax.sharding import PartitionSpec as P
+
+from .. import _config
 
 BATCH = "batch"
 
@@ -149,38 +152,33 @@ def collectives_in(compiled_text: str) -> list[str]:
     return sorted(found)
 
 
-def _has_avx512() -> bool:
-    try:
-        with open("/proc/cpuinfo") as f:
-            return any(line.startswith("flags") and " avx512f" in line for line in f)
-    except OSError:
-        return False
-
-
 def use_all_cpu_cores(*, wide_vectors: bool = True) -> int:
     """Give JAX one CPU device per core, so a sweep on the CPU uses every core.
 
-    JAX shows a single CPU device by default, and one device runs a sweep's loop on one
-    thread. Call this before JAX first runs anything; it leaves the device count alone if
-    it was already chosen (``XLA_FLAGS=--xla_force_host_platform_device_count=N`` or the
-    ``jax_num_cpu_devices`` option) or if JAX has started. With ``wide_vectors``, on a
-    CPU with AVX-512 it also asks XLA for 512-bit vectors (LLVM's default is 256 bits),
-    which steps a sweep's blocks about 1.4x faster (``benchmarks/sweep_throughput.py``);
-    results are unchanged. Returns the CPU device count asked for (``-1``: left to JAX).
+    ``import difflab`` already does this (``DIFFLAB_CPU_DEVICES=N`` asks for ``N``
+    devices instead, ``1`` keeps JAX's single device); call it only after choosing
+    otherwise. It leaves a count already chosen alone
+    (``XLA_FLAGS=--xla_force_host_platform_device_count=N`` or the ``jax_num_cpu_devices``
+    option). With ``wide_vectors``, on a CPU with AVX-512 it also asks XLA for 512-bit
+    vectors. Returns the CPU device count; called after JAX has started, it warns and
+    returns the count JAX has.
     """
-    flags = os.environ.get("XLA_FLAGS", "")
-    if wide_vectors and "xla_cpu_prefer_vector_width" not in flags and _has_avx512():
-        os.environ["XLA_FLAGS"] = f"{flags} --xla_cpu_prefer_vector_width=512".strip()
-    if "xla_force_host_platform_device_count" in flags:
-        return -1
-    if jax.config.jax_num_cpu_devices != -1:
-        return jax.config.jax_num_cpu_devices
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    try:
-        jax.config.update("jax_num_cpu_devices", int(cores or 1))
-    except RuntimeError:  # JAX has started: too late to change
-        return -1
-    return int(cores or 1)
+    if wide_vectors:
+        os.environ["XLA_FLAGS"] = _config.with_wide_vectors(os.environ.get("XLA_FLAGS", ""))
+    chosen = _config.chosen_cpu_devices()
+    if chosen is not None:
+        return chosen
+    cores = _config.cpu_cores()
+    if _config.request_cpu_devices(cores):
+        return cores
+    count = len(jax.devices("cpu"))
+    if count < cores:
+        warnings.warn(
+            f"use_all_cpu_cores() was called after JAX started, so JAX keeps {count} CPU "
+            f"device(s). Call it before anything runs on JAX (importing difflab first does "
+            f"it), or set XLA_FLAGS=--xla_force_host_platform_device_count={cores} before "
+            "starting Python.", RuntimeWarning, stacklevel=2)
+    return count
 
 
 _ENV = {

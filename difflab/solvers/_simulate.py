@@ -10,8 +10,9 @@ import jax.numpy as jnp
 import numpy as np
 
 from ..models import Model
+from ._failures import error_if_failed
 from ._result import Result, message
-from ._settings import SolveSettings, key_to_record
+from ._settings import SolveSettings, key_to_record, solve_arguments
 from ._steppers.adjoint import resolve_adjoint
 from ._steppers.catalog import resolve_solver, solver_name
 from ._steppers.integrate import Plan, integrate, save_step, step_count
@@ -25,9 +26,11 @@ class Trajectory(eqx.Module):
     ``traj["x"]`` is the column of state ``x``. ``result`` is a :class:`Result` code;
     ``steps`` the number of steps taken; ``wall_time`` the seconds the run took.
     ``model`` and ``settings`` (a :class:`SolveSettings`) are what made the run, so it
-    can be saved (``difflab.io.save_run``) and rerun (:meth:`rerun`) with no other
+    can be saved (``difflab.io.save``) and rerun (:meth:`rerun`) with no other
     arguments. ``wall_time``, ``model`` and ``settings`` are ``None`` when the call was
-    traced (e.g. under ``jax.grad`` or ``jax.vmap``).
+    traced (e.g. under ``jax.grad`` or ``jax.vmap``). A run read from a session file has
+    its ``name`` there, arrays read when used, and for a user model whose code DiffLab
+    does not run, the stored model record as ``model`` (:meth:`rerun` takes the model).
     """
 
     ts: jax.Array
@@ -38,11 +41,14 @@ class Trajectory(eqx.Module):
     wall_time: float | None = eqx.field(static=True, default=None)
     model: object = None
     settings: SolveSettings | None = eqx.field(static=True, default=None)
+    name: str | None = eqx.field(static=True, default=None)
 
     def __repr__(self) -> str:
         model = type(self.model).__name__ if self.model is not None else "?"
-        return (f"Trajectory({model}, states={self.state_names}, n_save={self.ts.shape[-1]}, "
-                f"result={self.message!r})")
+        ended = "traced" if isinstance(self.result, jax.core.Tracer) else self.message
+        names = ", ".join(self.state_names[:6]) + (
+            f", ... ({len(self.state_names)} in all)" if len(self.state_names) > 6 else "")
+        return f"Trajectory({model}, states {names}; n_save={self.ts.shape[-1]}; {ended})"
 
     def __getitem__(self, name: str) -> jax.Array:
         try:
@@ -62,18 +68,30 @@ class Trajectory(eqx.Module):
         """How the run ended, in words."""
         return message(np.max(np.asarray(self.result)))
 
-    def rerun(self, **changes) -> "Trajectory":
-        """Simulate again with the same model and settings (``changes`` override them)."""
+    def rerun(self, model=None, **changes) -> "Trajectory":
+        """Simulate again with the same model and settings (``changes`` override them).
+
+        ``model``: an instance of a user model's class, for a run read from a file (its
+        arrays are replaced by the stored ones).
+        """
         if self.model is None or self.settings is None:
             raise ValueError("this trajectory was computed under a JAX transformation and "
                              "does not know its model and settings")
         kwargs = {**self.settings.kwargs(), "throw": False, **changes}
-        return simulate(self.model, kwargs.pop("t1"), **kwargs)
+        return simulate(model_of(self.model, model), kwargs.pop("t1"), **kwargs)
 
     @property
     def final(self) -> jax.Array:
         """The last saved state."""
         return self.ys[..., -1, :]
+
+
+def model_of(made_with, given=None):
+    """The model a result was made with: a stored model record is built (``given``: an
+    instance of a user model's class); a model is used as it is, unless one is given."""
+    if hasattr(made_with, "build"):  # a model record of a session file
+        return made_with.build(given)
+    return made_with if given is None else given
 
 
 class SimulationError(RuntimeError):
@@ -148,6 +166,8 @@ def prepare(model, t1, *, t0, dt, solver, n_save, y0, key, rtol, atol, max_steps
     """Check the arguments of a run and turn them into a static plan and traced args."""
     if not isinstance(model, Model):
         raise TypeError(f"model must be a difflab.Model, not {type(model).__name__}")
+    if t1 is None:
+        raise TypeError("t1, the end time, is missing (give t1 or settings=)")
     solver = resolve_solver(solver, model)
     t0, t1 = _float(t0, "t0"), _float(t1, "t1")
     if all(map(_is_concrete, (t0, t1))) and not t1 > t0:
@@ -188,17 +208,18 @@ def _solve(plan, args):
 
 def simulate(
     model: Model,
-    t1,
+    t1=None,
     *,
-    t0=0.0,
+    t0=None,
     dt=None,
     solver=None,
     n_save: int | None = None,
     y0=None,
     key=None,
-    rtol=1e-6,
-    atol=1e-9,
-    max_steps: int = 100_000,
+    rtol=None,
+    atol=None,
+    max_steps: int | None = None,
+    settings: SolveSettings | None = None,
     throw: bool = True,
     adjoint="auto",
 ) -> Trajectory:
@@ -206,7 +227,7 @@ def simulate(
 
     Args:
         model: a :class:`difflab.Model` instance.
-        t1, t0: the end and start times.
+        t1, t0: the end and start times (``t0`` default 0).
         dt: the step of a fixed-step solver (the last steps are shortened evenly so
             they end at ``t1``); the initial step of an adaptive one (``None``: chosen
             automatically). Fixed-step default: ``(t1 - t0) / 1000``.
@@ -219,10 +240,15 @@ def simulate(
             (default: every step, at most 1001).
         y0: the initial state (default ``model.initial_state()``).
         key: a ``jax.random`` key, needed by stochastic models.
-        rtol, atol: tolerances of adaptive solvers.
-        max_steps: the most steps an adaptive solver may take.
+        rtol, atol: tolerances of adaptive solvers (default 1e-6, 1e-9).
+        max_steps: the most steps an adaptive solver may take (default 100,000).
+        settings: a :class:`SolveSettings` (such as ``traj.settings``) giving every
+            argument above that is left ``None``, except ``y0``.
         throw: raise :class:`SimulationError` if the run fails; with ``False`` the
-            failure is recorded in ``Trajectory.result``.
+            failure is recorded in ``Trajectory.result``. Under ``jax.jit`` or
+            ``jax.vmap`` the error comes from JAX when the program runs, with the same
+            reason and, for a batch, the first failed member; pass ``throw=False`` to
+            a batch to keep every member and read ``result`` (one code per member).
         adjoint: how ``jax.grad`` and ``jax.jacfwd`` differentiate the run:
             ``"forward"`` (sensitivities carried in the solve), ``"reverse"`` (a
             checkpointed discrete adjoint, reverse mode only) or ``"auto"`` (forward for
@@ -231,16 +257,16 @@ def simulate(
     Parameter values, ``y0``, ``t0``, ``t1``, ``dt`` and tolerances are traced: changing
     them reuses the compiled program.
     """
-    plan, args = prepare(model, t1, t0=t0, dt=dt, solver=solver, n_save=n_save, y0=y0,
-                         key=key, rtol=rtol, atol=atol, max_steps=max_steps,
-                         adjoint=adjoint)
+    solve = solve_arguments(settings, t1=t1, t0=t0, dt=dt, solver=solver, n_save=n_save,
+                            y0=y0, key=key, rtol=rtol, atol=atol, max_steps=max_steps)
+    plan, args = prepare(model, adjoint=adjoint, **solve)
     start = time.perf_counter()
     ts, ys, result, steps = _solve(plan, args)
     recorded = ()  # wall time, model and settings: known only outside JAX transformations
     if _is_concrete(ys):
         ys.block_until_ready()
         recorded = (time.perf_counter() - start, model,
-                    settings_of(plan, args, solver_name(solver, model)))
+                    settings_of(plan, args, solver_name(solve["solver"], model)))
     if throw:
         ys = _raise_if_failed(model, ys, result)
     return Trajectory(ts, ys, result, steps, tuple(model.state_names), *recorded)
@@ -267,4 +293,4 @@ def _raise_if_failed(model, ys, result):
                 f"{type(model).__name__}: {message(code)}", Result(code)
             )
         return ys
-    return eqx.error_if(ys, result != Result.SUCCESS, "simulation failed (throw=True)")
+    return error_if_failed(type(model).__name__, ys, result)

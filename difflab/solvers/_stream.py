@@ -12,6 +12,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from ._result import Result, mark_diverged, message
+from ._settings import SolveSettings, solve_arguments
 from ._simulate import SimulationError, prepare, save_times
 from ._steppers.integrate import advance, step_count
 
@@ -54,18 +55,22 @@ def _adaptive_chunk(plan, args, y, first, size):
     return ys, result
 
 
-def stream(model, t1, *, chunk_size: int = 100, throw: bool = True, **options) -> Iterator[Chunk]:
+def stream(model, t1=None, *, t0=None, dt=None, solver=None, n_save: int | None = None,
+           y0=None, key=None, rtol=None, atol=None, max_steps: int | None = None,
+           settings: SolveSettings | None = None, chunk_size: int = 100,
+           throw: bool = True) -> Iterator[Chunk]:
     """Yield a simulation chunk by chunk, ``chunk_size`` saved points at a time.
 
-    Takes the arguments of :func:`simulate`. The points of all chunks, joined, equal
-    ``simulate``'s trajectory; the first chunk starts with the initial state. A failed
-    chunk ends the stream (raising :class:`SimulationError` when ``throw``).
+    ``t1`` to ``settings`` are the arguments of :func:`simulate`, with its defaults. The
+    points of all chunks, joined, equal ``simulate``'s trajectory; the first chunk starts
+    with the initial state. A failed chunk ends the stream (raising
+    :class:`SimulationError` when ``throw``).
     """
     if chunk_size < 1:
         raise ValueError(f"chunk_size must be at least 1, got {chunk_size}")
-    options = {"t0": 0.0, "dt": None, "solver": None, "n_save": None, "y0": None,
-               "key": None, "rtol": 1e-6, "atol": 1e-9, "max_steps": 100_000, **options}
-    plan, args = prepare(model, t1, **options)
+    solve = solve_arguments(settings, t1=t1, t0=t0, dt=dt, solver=solver, n_save=n_save,
+                            y0=y0, key=key, rtol=rtol, atol=atol, max_steps=max_steps)
+    plan, args = prepare(model, **solve)
     run_chunk = _adaptive_chunk if plan.solver.adaptive else _fixed_chunk
     ts = np.asarray(save_times(plan, args))
     y = args["y0"]

@@ -76,6 +76,7 @@ def test_solve_now_equals_simulate_and_stale_results_are_ignored(lab):
     assert lab.current is run
 
 
+@pytest.mark.slow
 def test_kept_runs_are_named_renamed_hidden_and_removed(lab):
     with pytest.raises(ValueError, match="no current run"):
         lab.keep_current()
@@ -97,6 +98,7 @@ def test_kept_runs_are_named_renamed_hidden_and_removed(lab):
     assert lab.undo() == "Delete run earth" and list(lab.runs) == ["earth", "moon"]
 
 
+@pytest.mark.slow
 def test_a_stopped_stream_keeps_the_points_it_computed():
     lab = Lab("lorenz")
     lab.set_settings(t1=10.0, n_save=1001)

@@ -15,6 +15,7 @@ from difflab.app.session_io import open_lab, save_lab
 from difflab.app.sweeps import Axis, SweepRequest, run_sweep
 
 
+@pytest.mark.slow
 def test_session_round_trip_with_runs_a_sweep_and_the_layout(tmp_path):
     lab = Lab("lorenz")
     lab.set_settings(t1=2.0)
@@ -52,6 +53,7 @@ def test_session_round_trip_with_runs_a_sweep_and_the_layout(tmp_path):
     assert stored.request.axes == request.axes and stored.complete
 
 
+@pytest.mark.slow
 def test_a_stopped_sweep_is_saved_as_incomplete(tmp_path):
     lab = Lab("lorenz")
     request = SweepRequest(lab.model, "lorenz", (Axis("rho", 1.0, 40.0, 64),), "final", "x",
@@ -78,6 +80,7 @@ def test_opening_a_file_that_is_not_a_session_fails_cleanly(tmp_path):
     assert lab.params["g"] == 2.0  # the session is untouched
 
 
+@pytest.mark.slow
 def test_an_equation_model_comes_back_from_its_text(tmp_path):
     spring = dl.models.from_equations("name: Spring\nparams: k = 1.0 in (0, 10)\n"
                                       "init: x = 1, v = 0\ndx/dt = v\ndv/dt = -k*x\n")
@@ -129,6 +132,7 @@ def _assert_kept(before: dict, after: dict, changed=()) -> None:
             np.testing.assert_equal(after[key], value, err_msg=key)
 
 
+@pytest.mark.slow
 def test_a_sweep_file_keeps_its_sweep_when_the_app_saves_into_it(tmp_path):
     path = tmp_path / "scan.h5"
     lorenz = dl.models.get("lorenz")(beta=2.5)
@@ -152,7 +156,8 @@ def test_a_sweep_file_keeps_its_sweep_when_the_app_saves_into_it(tmp_path):
     _assert_kept(before, _contents(path), changed=("app",))
     session = dl.open(path)
     assert session.sweeps.names() == ["scan"] and session.runs.names() == ["current"]
-    assert session.runs["current"].model.parameters["rho"] == 4.0
+    assert session.stored("runs", "current").model.parameters["rho"] == 4.0
+    assert float(session.runs["current"].model.rho) == 4.0
     other = Lab()
     open_lab(other, path)
     assert list(other.results["sweep"]) == ["scan"] and other.params["rho"] == 4.0
@@ -170,6 +175,7 @@ def test_a_sweep_file_keeps_its_sweep_when_the_app_saves_into_it(tmp_path):
     assert _contents(path).keys() == original.keys()  # the original is as it was
 
 
+@pytest.mark.slow
 def test_delete_removes_an_object_at_the_next_save_and_undo_brings_it_back(tmp_path):
     lab = Lab()
     lab.set_settings(t1=2.0)
@@ -203,6 +209,7 @@ def test_delete_removes_an_object_at_the_next_save_and_undo_brings_it_back(tmp_p
     _assert_kept(after, _contents(path), changed=("app", "provenance"))
 
 
+@pytest.mark.slow
 def test_round_trip_of_a_sweep_a_fit_a_sensitivity_and_an_equation_model(tmp_path,
                                                                            monkeypatch):
     monkeypatch.setenv("DIFFLAB_CONFIG_DIR", str(tmp_path / "config"))  # trusts nothing

@@ -12,6 +12,7 @@ import difflab as dl
 from difflab.cli import main
 
 
+@pytest.mark.slow
 def test_models_lists_every_model_with_parameters(capsys):
     assert main(["models"]) == 0
     out = capsys.readouterr().out
@@ -35,6 +36,7 @@ def test_run_prints_the_final_state_of_the_simulation(capsys):
     assert printed == f"t=1: {expected}"
 
 
+@pytest.mark.slow
 def test_run_writes_csv_and_h5(tmp_path):
     csv_path, h5_path = tmp_path / "run.csv", tmp_path / "run.h5"
     argv = ["run", "pendulum", "--set", "theta0=0.01", "--t1", "2", "--solver", "tsit5"]
@@ -54,9 +56,12 @@ def test_run_writes_csv_and_h5(tmp_path):
     np.testing.assert_allclose(table[:, 1], 0.01 * np.cos(np.sqrt(9.81) * table[:, 0]), atol=1e-6)
 
 
+@pytest.mark.slow
 def test_a_failed_run_exits_1_with_the_reason(capsys):
     assert main(["run", "lorenz", "--solver", "euler", "--dt", "1", "--t1", "200"]) == 1
     assert "diverged" in capsys.readouterr().err
+    assert main(["run", "lorenz", "--solver", "tsit5", "--max-steps", "5", "--rtol", "1e-9"]) == 1
+    assert "max_steps" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize(
@@ -83,6 +88,7 @@ def _difflab(*args):
                           capture_output=True, text=True, timeout=120)
 
 
+@pytest.mark.slow
 def test_the_installed_command_never_shows_a_traceback():
     result = _difflab("run", "nosuchmodel")
     assert result.returncode == 2
@@ -91,12 +97,14 @@ def test_the_installed_command_never_shows_a_traceback():
     ]
 
 
+@pytest.mark.slow
 def test_version_and_devices():
     assert _difflab("--version").stdout.strip() == f"difflab {dl.__version__}"
     devices = _difflab("devices").stdout
     assert "backend:   cpu" in devices and "precision: float64" in devices
 
 
+@pytest.mark.slow
 def test_no_qt_is_loaded_by_the_engine_or_the_cli():
     code = ("import sys, difflab, difflab.models, difflab.solvers, difflab.io, difflab.app, "
             "difflab.cli.commands; from difflab.cli import main; main(['models']); "

@@ -14,6 +14,7 @@ EXAMPLE = Path(__file__).parents[2] / "examples" / "fit_lotka_volterra"
 TRUTH = {"alpha": 1.1, "beta": 0.4, "gamma": 0.4, "delta": 0.1}  # make_observations.py
 
 
+@pytest.mark.slow
 def test_the_lotka_volterra_example_recovers_its_parameters(tmp_path, capsys):
     out = tmp_path / "lv_fit.h5"
     assert main(["fit", str(EXAMPLE / "fit.toml"), "--out", str(out), "--json"]) == 0
@@ -51,6 +52,9 @@ def _write(tmp_path, text):
     ('model = "lotka_wolterra"\ndata = "obs.csv"\n', "model: "),
     ('model = "lotka_volterra"\ndata = "obs.csv"\nparams = ["alpah"]\n', "no parameter 'alpah'"),
     ('model = "lotka_volterra"\ndata = "obs.csv"\n[bounds]\nalpha = [1]\n', "bounds.alpha must be"),
+    ('model = "lotka_volterra"\ndata = "obs.csv"\n[fit]\nrtol = 1e-6\n',
+     "fit.rtol is now fit.fit_rtol (the optimizer's; the simulation's is solve.rtol)"),
+    ('model = "lotka_volterra"\ndata = "obs.csv"\n[solve]\nkey = 1\n', "unknown key solve.key"),
 ])
 def test_bad_fit_files_give_one_line_and_exit_2(tmp_path, capsys, text, message):
     config = _write(tmp_path, text)

@@ -26,17 +26,15 @@ name = "scan"
 [parameters]
 beta = 2.5
 
-[solver]
-name = "rk4"
+[solve]
+solver = "rk4"
 t1 = {t1}
 dt = 1e-3
+n_save = 5
 
 [space.grid]
 rho = {{ linspace = [0.0, 28.0, {n_rho}] }}
 sigma = [5.0, 10.0]
-
-[output]
-n_save = 5
 
 [output.observables]
 x_max = "max(x)"
@@ -76,6 +74,7 @@ def _assert_same(a, b, skip=(), atol=0.0):
             np.testing.assert_array_equal(a[key], b[key], err_msg=key)
 
 
+@pytest.mark.slow
 def test_the_cli_writes_what_the_python_api_computes(tmp_path, capsys):
     config, out = _config(tmp_path), tmp_path / "sweep.h5"
     assert main(["sweep", str(config), "--out", str(out), "--json"]) == 0
@@ -85,16 +84,20 @@ def test_the_cli_writes_what_the_python_api_computes(tmp_path, capsys):
     model = dl.models.get("lorenz")(beta=2.5)
     res = dl.sweep(model, dl.grid(rho=np.linspace(0, 28, 10), sigma=[5.0, 10.0]), 0.5, dt=1e-3,
                    n_save=5, observables={"x_max": "max(x)"})
-    stored = dl.open(out).sweeps[0]
+    session = dl.open(out)
+    stored, group = session.sweeps[0], session.stored("sweeps", "scan")
     np.testing.assert_allclose(np.asarray(stored.y), res.ys, rtol=0, atol=1e-12)
-    np.testing.assert_allclose(np.asarray(stored.variables["x_max"].data),
+    np.testing.assert_allclose(np.asarray(group.variables["x_max"].data),
                                res.observables["x_max"], rtol=0, atol=1e-12)
-    assert stored.attrs["config"] == config.read_text()
+    np.testing.assert_allclose(np.asarray(stored.observables["x_max"]),
+                               res.observables["x_max"], rtol=0, atol=1e-12)
+    assert group.attrs["config"] == config.read_text()
     assert main(["sweep", "--resume", "--out", str(out), "--json", "--devices", "1"]) == 0
     again = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert again["computed"] == 0 and again["resumed"] == 20 and again["devices"] == 1
 
 
+@pytest.mark.slow
 def test_progress_and_summary_go_to_stderr(tmp_path, capsys):
     config, out = _config(tmp_path), tmp_path / "sweep.h5"
     assert main(["sweep", str(config), "--out", str(out), "--chunk-size", "8"]) == 0
@@ -102,9 +105,10 @@ def test_progress_and_summary_go_to_stderr(tmp_path, capsys):
     assert captured.out == ""
     assert "20/20" in captured.err and "pts/s" in captured.err and "0 failed" in captured.err
     assert "scan in" in captured.err and "20 points, 0 failed" in captured.err
-    assert dl.open(out).sweeps[0].chunk_size == 8
+    assert dl.open(out).stored("sweeps", "scan").attrs["chunk_size"] == 8
 
 
+@pytest.mark.slow
 def test_the_example_config_builds():
     job = build_job(load_config(EXAMPLE))
     assert job.n_points == 448 and job.plan.n_save == 101 and len(job.observables) == 3
@@ -120,30 +124,75 @@ def test_a_bad_out_file_or_flag_is_one_line_and_exit_2(tmp_path, capsys):
         assert err.count("\n") == 1 and message in err, err
 
 
+OLDER = """\
+model = "lorenz"
+
+[initial_state]
+x = 2.0
+
+[solver]
+name = "rk4"
+t1 = 0.5
+dt = 1e-3
+
+[space.grid]
+rho = [1.0, 2.0]
+
+[output]
+n_save = 5
+"""
+
+NEWER = """\
+model = "lorenz"
+
+[solve]
+solver = "rk4"
+t1 = 0.5
+dt = 1e-3
+n_save = 5
+y0 = {x = 2.0}
+
+[space.grid]
+rho = [1.0, 2.0]
+"""
+
+
+def test_older_files_names_read_as_the_solve_table(tmp_path):
+    older = build_job(load_config(_config(tmp_path, "older.toml", text=OLDER)))
+    newer = build_job(load_config(_config(tmp_path, "newer.toml", text=NEWER)))
+    assert older.fingerprint() == newer.fingerprint()
+    assert older.settings()["solver"] == "rk4" and older.settings()["n_save"] == 5
+    np.testing.assert_array_equal(newer.settings()["y0"], [2.0, 1.0, 1.0])
+
+
 @pytest.mark.parametrize(
     "text, message",
     [
         ("model = 'lorenz'\nsolvr = 1\n", "unknown key 'solvr'"),
-        ("model = 'lorenz'\n[solver]\ndt = 1e-3\n", "solver.t1 is missing"),
-        ("model = 'lorenz'\n[solver]\nt1 = 1\ndt = -1\n", "solver.dt must be a positive number"),
-        ("model = 'lorenz'\n[solver]\nt1 = 1\nname = 'rk5'\n[space.grid]\nrho = [1]\n",
-         "solver.name: unknown solver 'rk5'; did you mean rk4"),
-        ("model = 'lorenzz'\n[solver]\nt1 = 1\n", "model: unknown model 'lorenzz'"),
-        ("model = 'lorenz'\n[parameters]\nfoo = 1\n[solver]\nt1 = 1\n", "parameters.foo:"),
-        ("model = 'lorenz'\n[solver]\nt1 = 1\n[space.grid]\nrhoo = [1]\n",
+        ("model = 'lorenz'\n[solve]\ndt = 1e-3\n", "solve.t1 is missing"),
+        ("model = 'lorenz'\n[solve]\nt1 = 1\ndt = -1\n", "solve.dt must be a positive number"),
+        ("model = 'lorenz'\n[solve]\nt1 = 1\nsolver = 'rk5'\n[space.grid]\nrho = [1]\n",
+         "solve.solver: unknown solver 'rk5'; did you mean rk4"),
+        ("model = 'lorenzz'\n[solve]\nt1 = 1\n", "model: unknown model 'lorenzz'"),
+        ("model = 'lorenz'\n[parameters]\nfoo = 1\n[solve]\nt1 = 1\n", "parameters.foo:"),
+        ("model = 'lorenz'\n[solve]\nt1 = 1\n[space.grid]\nrhoo = [1]\n",
          "space.grid.rhoo: space 'rhoo': Lorenz has no parameter 'rhoo'; did you mean rho?"),
-        ("model = 'lorenz'\n[solver]\nt1 = 1\n[space.grid]\nrho = { linspace = [0, 1] }\n",
+        ("model = 'lorenz'\n[solve]\nt1 = 1\n[space.grid]\nrho = { linspace = [0, 1] }\n",
          "space.grid.rho must be a list of numbers"),
-        ("model = 'lorenz'\n[solver]\nt1 = 1\n[space.sample]\nmethod = 'halton'\nn = 4\n",
+        ("model = 'lorenz'\n[solve]\nt1 = 1\n[space.sample]\nmethod = 'halton'\nn = 4\n",
          "space.sample.method must be one of"),
-        ("model = 'lorenz'\n[solver]\nt1 = 1\n[space.grid]\nrho = [1]\n"
+        ("model = 'lorenz'\n[solve]\nt1 = 1\n[space.grid]\nrho = [1]\n"
          "[output.observables]\nm = 'max(q)'\n", "output.observables.m: observable 'max(q)'"),
-        ("model = 'lorenz'\n[solver]\nt1 = 1\n[space.grid]\nrho = [1]\n[run]\nchunks = 3\n",
+        ("model = 'lorenz'\n[solve]\nt1 = 1\n[space.grid]\nrho = [1]\n[run]\nchunks = 3\n",
          "unknown key run.chunks"),
-        ("model = 'lorenz'\n[solver]\nt1 = 1\n[run]\nchunk_size = 0\n",
+        ("model = 'lorenz'\n[solve]\nt1 = 1\n[run]\nchunk_size = 0\n",
          "run.chunk_size must be a positive integer"),
-        ("model = 'lorenz'\n[solver]\nt1 = 1\n[run]\nmemory_budget = 'lots'\n",
+        ("model = 'lorenz'\n[solve]\nt1 = 1\n[run]\nmemory_budget = 'lots'\n",
          "run.memory_budget: memory_budget 'lots'"),
+        ("model = 'lorenz'\n[solve]\nt1 = 1\ny0 = {q = 1}\n[space.grid]\nrho = [1]\n",
+         "solve.y0.q: Lorenz has no state 'q'"),
+        ("model = 'lorenz'\n[solve]\nt1 = 1\n[solver]\nname = 'rk4'\n",
+         "give the solver settings in [solve] alone"),
         ("model = 'lorenz'\n[solver\n", "is not valid TOML"),
     ],
 )
@@ -174,6 +223,7 @@ def _chunks_done(path) -> int:
         return 0
 
 
+@pytest.mark.slow
 def test_sigkill_mid_sweep_then_the_same_command_finishes_it(tmp_path):
     config = _config(tmp_path, t1=25.0, n_rho=160, chunk=8)  # 40 chunks of a few 10 ms
     killed, whole = tmp_path / "killed.h5", tmp_path / "whole.h5"
@@ -202,6 +252,7 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
+@pytest.mark.slow
 def test_two_processes_on_localhost_equal_one(tmp_path):
     config, out = _config(tmp_path, n_rho=25, chunk=10), tmp_path / "two.h5"
     env, port = _environment(tmp_path, 1), _free_port()
@@ -213,7 +264,7 @@ def test_two_processes_on_localhost_equal_one(tmp_path):
     summary = json.loads(processes[0].stdout.read().strip().splitlines()[-1])
     assert summary["processes"] == 2 and summary["computed"] == 50 and summary["devices"] == 2
     assert not list(tmp_path.glob("two.shard*"))  # copied into two.h5, then removed
-    assert dl.open(out).sweeps[0].provenance["difflab_version"] == dl.__version__
+    assert dl.open(out).stored("sweeps", "scan").provenance["difflab_version"] == dl.__version__
     single = tmp_path / "one.h5"
     job = build_job(load_config(config))
     output = dl.io.open_sweep_output(job, single, name="scan", attrs={"config": config.read_text()})
@@ -239,10 +290,11 @@ class Growth(dl.Model):
 """
 
 
+@pytest.mark.slow
 def test_a_stored_config_runs_a_model_file_only_if_trusted(tmp_path, capsys, monkeypatch):
     monkeypatch.setenv("DIFFLAB_CONFIG_DIR", str(tmp_path / "config"))  # trusts nothing
     (tmp_path / "growth.py").write_text(USER_MODEL)
-    config = _config(tmp_path, text="model = 'growth.py:Growth'\n[solver]\nt1 = 1.0\n"
+    config = _config(tmp_path, text="model = 'growth.py:Growth'\n[solve]\nt1 = 1.0\n"
                                     "dt = 1e-3\n[space.points]\nr = [0.5, 1.0]\n")
     out = tmp_path / "growth.h5"
     assert main(["sweep", str(config), "--out", str(out), "--json"]) == 0  # the user named it

@@ -56,6 +56,7 @@ def _final_line(traj):
     return f"t={float(traj.ts[-1]):g}: {values}"
 
 
+@pytest.mark.slow
 def test_run_a_python_model_file(files, capsys):
     ref = f"{files / 'pendulum2.py'}:MyPendulum"
     assert main(["run", ref, "--set", "c=0.5", "--t1", "2", "--dt", "1e-2"]) == 0
@@ -63,6 +64,7 @@ def test_run_a_python_model_file(files, capsys):
     assert capsys.readouterr().out.strip() == _final_line(dl.simulate(model, 2.0, dt=1e-2))
 
 
+@pytest.mark.slow
 def test_run_an_equation_file(files, capsys):
     assert main(["run", str(files / "spring.eqn"), "--set", "k=4", "--t1", "2"]) == 0
     model = dl.models.from_equations(SPRING)(k=4.0)
@@ -92,6 +94,7 @@ def test_errors_in_model_files_are_one_line_with_file_and_line(files, capsys, re
     assert err.count("\n") == 1 and err.startswith(f"difflab: error: {files}/") and message in err
 
 
+@pytest.mark.slow
 def test_the_installed_command_shows_no_traceback_for_a_broken_file(files):
     result = subprocess.run([sys.executable, "-m", "difflab", "run", str(files / "shape.py")],
                             capture_output=True, text=True, timeout=120)
@@ -128,6 +131,7 @@ def test_trust_command_adds_lists_and_revokes(files, capsys):
     assert main(["trust", str(files / "syntax.py")]) == 2
 
 
+@pytest.mark.slow
 def test_opening_a_session_with_a_user_model_runs_nothing(files, capsys):
     marker, out = files / "ran.txt", files / "run.h5"
     ref = f"{files / 'pendulum2.py'}:MyPendulum"
@@ -142,9 +146,9 @@ def test_opening_a_session_with_a_user_model_runs_nothing(files, capsys):
         session = dl.open({str(out)!r})
         session.summary()
         run = session.runs[0]
-        record = run.model
-        np.asarray(run.y)
-        report = {{"origin": record.origin}}
+        record = session.stored("runs", run.name).model
+        np.asarray(run.ys)
+        report = {{"origin": record.origin, "model_is_record": run.model is record}}
         try:
             run.rerun()
         except ValueError:
@@ -157,7 +161,7 @@ def test_opening_a_session_with_a_user_model_runs_nothing(files, capsys):
         report["ran_before_trust"] = os.path.exists({str(marker)!r})
         cls = dl.models.from_source(record, trust=True)
         again = run.rerun(model=cls())
-        report["same"] = bool(np.allclose(again.ys, np.asarray(run.y), rtol=1e-12))
+        report["same"] = bool(np.allclose(again.ys, np.asarray(run.ys), rtol=1e-12))
         report["ran_after_trust"] = os.path.exists({str(marker)!r})
         print(json.dumps(report))
     """)
@@ -165,6 +169,7 @@ def test_opening_a_session_with_a_user_model_runs_nothing(files, capsys):
                             timeout=120)
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout.splitlines()[-1]) == {
-        "origin": "user", "rerun": "refused", "untrusted": True, "modules": [],
+        "origin": "user", "model_is_record": True, "rerun": "refused", "untrusted": True,
+        "modules": [],
         "ran_before_trust": False, "same": True, "ran_after_trust": True,
     }

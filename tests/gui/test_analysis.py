@@ -9,6 +9,7 @@ import difflab as dl
 from .conftest import LONG
 
 
+@pytest.mark.slow
 def test_fit_draws_its_loss_live_and_recovers_known_parameters(qtbot, window, tmp_path):
     lv = dl.models.get("lotka_volterra")
     truth = {"alpha": 1.1, "beta": 0.4}
@@ -72,10 +73,13 @@ def test_fit_draws_its_loss_live_and_recovers_known_parameters(qtbot, window, tm
     window.actions["undo"].trigger()
     assert panel.record is back
     window.actions["save"].trigger()
-    fit = dl.open(path).fits["fit0"]
-    assert (fit.attrs["chi2"], fit.attrs["dof"]) == (record.chi2, record.dof)
+    session = dl.open(path)
+    fit, stored = session.fits["fit0"], session.stored("fits", "fit0")
+    assert (stored.attrs["chi2"], stored.attrs["dof"]) == (record.chi2, record.dof)
+    assert (fit.chi2, fit.dof) == (record.chi2, record.dof)
 
 
+@pytest.mark.slow
 def test_sensitivity_of_the_current_run_matches_finite_differences(qtbot, window, tmp_path):
     view = window.views["sensitivity"]
     window.tabs.setCurrentWidget(view)

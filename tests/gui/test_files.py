@@ -15,6 +15,7 @@ import difflab as dl
 from .conftest import LONG
 
 
+@pytest.mark.slow
 def test_save_and_reopen_a_session(qtbot, make_window, tmp_path):
     window = make_window()
     lab = window.lab
@@ -35,7 +36,7 @@ def test_save_and_reopen_a_session(qtbot, make_window, tmp_path):
 
     session = dl.open(path)  # the file is a plain session in DiffLab's schema
     assert session.runs.names() == ["current", "reference"]
-    np.testing.assert_array_equal(np.asarray(session.runs["current"].y), lab.current.ys)
+    np.testing.assert_array_equal(np.asarray(session.runs["current"].ys), lab.current.ys)
     assert session.plot_layout["phase"] == ["y", "z"]
     assert session.plot_layout["ranges"]["time"] == pytest.approx([0.5, 2.5, -5, 5])
     assert "phase" not in session.plot_layout["ranges"]  # not zoomed: auto-ranges
@@ -55,6 +56,7 @@ def test_save_and_reopen_a_session(qtbot, make_window, tmp_path):
     assert (x0, x1) == pytest.approx((0.5, 2.5))
 
 
+@pytest.mark.slow
 def test_opening_a_bad_file_says_why_in_the_log(qtbot, window, tmp_path, monkeypatch):
     bad = tmp_path / "not-a-session.h5"
     bad.write_bytes(b"this is not HDF5")
@@ -64,6 +66,7 @@ def test_opening_a_bad_file_says_why_in_the_log(qtbot, window, tmp_path, monkeyp
     assert shown and "not-a-session.h5" in shown[0]
 
 
+@pytest.mark.slow
 def test_unsaved_changes_prompt_can_cancel_closing(qtbot, window, tmp_path):
     window.lab.set_param("g", 5.0)
     assert window.isWindowModified()
@@ -77,6 +80,7 @@ def test_unsaved_changes_prompt_can_cancel_closing(qtbot, window, tmp_path):
     assert (tmp_path / "closing.h5").exists()
 
 
+@pytest.mark.slow
 def test_export_plot_png_svg_and_data_csv(qtbot, window, tmp_path):
     png, svg, table = tmp_path / "plot.png", tmp_path / "plot.svg", tmp_path / "data.csv"
     assert window.files.export_plot("png", str(png))
@@ -91,6 +95,7 @@ def test_export_plot_png_svg_and_data_csv(qtbot, window, tmp_path):
     np.testing.assert_array_equal(values[:, 1], window.lab.current.ys[:, 0])
 
 
+@pytest.mark.slow
 def test_layout_and_run_settings_persist_between_launches(qtbot, make_window, settings):
     first = make_window()
     first.lab.set_settings(t1=4.0, solver="heun")
@@ -107,6 +112,7 @@ def _arrays(path, group) -> dict:
         return {k: v[()] for k, v in f[group].items()}
 
 
+@pytest.mark.slow
 def test_a_difflab_sweep_file_opens_in_the_sweep_tab_and_deletes_are_saved(
         qtbot, window, tmp_path):
     path = tmp_path / "scan.h5"
@@ -141,7 +147,8 @@ def test_a_difflab_sweep_file_opens_in_the_sweep_tab_and_deletes_are_saved(
     window.actions["save"].trigger()
     session = dl.open(path)
     assert session.sweeps.names() == ["scan"] and "run0" in session.runs.names()
-    np.testing.assert_array_equal(session.sweeps["scan"].parameters, sweep["parameters"])
+    np.testing.assert_array_equal(session.stored("sweeps", "scan").variables["parameters"].data,
+                                  sweep["parameters"])
 
 
 def _answer_dialogs(texts: list, tries: int = 200) -> None:
@@ -154,6 +161,7 @@ def _answer_dialogs(texts: list, tries: int = 200) -> None:
         QTimer.singleShot(25, lambda: _answer_dialogs(texts, tries - 1))
 
 
+@pytest.mark.slow
 def test_a_failed_save_is_shown_the_session_stays_unsaved_and_quit_does_not_exit(
         qtbot, window, tmp_path):
     path = tmp_path / "held.h5"

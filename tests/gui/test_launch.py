@@ -45,6 +45,7 @@ def test_offscreen_and_wayland_skip_the_xcb_check(monkeypatch):
     assert gui_command.gui_problem() is None
 
 
+@pytest.mark.slow
 def test_difflab_without_a_display_prints_one_line_and_never_imports_qt(tmp_path):
     """`difflab` alone, with no display: one line, exit 1; CLI commands import no Qt."""
     code = ("import sys; from difflab.cli import main; "

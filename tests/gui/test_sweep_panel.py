@@ -3,6 +3,7 @@
 import time
 
 import numpy as np
+import pytest
 from PySide6.QtCore import QTimer
 
 import difflab as dl
@@ -21,6 +22,7 @@ def _configure(panel, p1, n1, p2=None, n2=None, reduction="max", state="z"):
     panel.state.setCurrentText(state)
 
 
+@pytest.mark.slow
 def test_sweep_finishes_and_matches_simulate_and_a_click_simulates_the_point(qtbot, window):
     window.lab.select_model("lorenz")
     window.lab.set_settings(t1=2.0)
@@ -50,6 +52,7 @@ def test_sweep_finishes_and_matches_simulate_and_a_click_simulates_the_point(qtb
     assert window.lab.undo_stack.undo_text.startswith("Simulate sweep point rho")
 
 
+@pytest.mark.slow
 def test_the_event_loop_keeps_running_during_a_large_sweep(qtbot, window):
     """Timer ticks every 10 ms while a 6,400-point heatmap sweep runs; no gap above 100 ms."""
     window.lab.select_model("lorenz")
@@ -83,6 +86,7 @@ def test_the_event_loop_keeps_running_during_a_large_sweep(qtbot, window):
         f"to {chunks[-1] - start:.2f} s)")
 
 
+@pytest.mark.slow
 def test_stop_ends_a_sweep_between_chunks(qtbot, window):
     window.lab.select_model("lorenz")
     window.lab.set_settings(t1=20.0)

@@ -5,6 +5,7 @@ import shutil
 from pathlib import Path
 
 import numpy as np
+import pytest
 from PySide6.QtCore import Qt
 
 import difflab as dl
@@ -15,6 +16,7 @@ from .conftest import LONG
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "models" / "pendulum2.py"
 
 
+@pytest.mark.slow
 def test_a_model_file_runs_only_after_the_prompt_and_reloads_on_change(
         qtbot, make_window, tmp_path):
     window = make_window()
@@ -66,6 +68,7 @@ def test_a_model_file_runs_only_after_the_prompt_and_reloads_on_change(
     assert "runs no code from a session file" in other.log_panel.plain_text()
 
 
+@pytest.mark.slow
 def test_equation_editor_checks_as_you_type_and_builds_the_model(qtbot, window):
     editor = window.equation_editor
     editor.text.setPlainText("params: k = 1.0\ninit: x = 1, v = 0\ndx/dt = v\ndv/dt = -k*x.real\n")
@@ -82,6 +85,7 @@ def test_equation_editor_checks_as_you_type_and_builds_the_model(qtbot, window):
     np.testing.assert_allclose(window.lab.current["x"], np.cos(np.sqrt(2.0) * ts), atol=1e-6)
 
 
+@pytest.mark.slow
 def test_an_equation_model_reopens_with_its_own_text(qtbot, make_window, tmp_path):
     window = make_window()
     editor = window.equation_editor

@@ -26,6 +26,7 @@ def _wait_for_curve(qtbot, window, state, expected):
     qtbot.waitUntil(holds, timeout=LONG)
 
 
+@pytest.mark.slow
 def test_slider_moves_resolve_and_redraw_without_recompiling(qtbot, window):
     pendulum = dl.models.get("pendulum")
     expected = np.asarray(dl.simulate(pendulum(), 10.0)["theta"])
@@ -67,6 +68,7 @@ def test_spin_box_edit_then_undo_and_redo(qtbot, window):
     assert window.lab.params["length"] == 2.5 and row.slider.value() == row.scale.position(2.5)
 
 
+@pytest.mark.slow
 def test_a_slider_drag_undoes_in_one_step(qtbot, window):
     row = window.parameter_panel.rows["theta0"]
     row.slider.sliderPressed.emit()
@@ -79,6 +81,7 @@ def test_a_slider_drag_undoes_in_one_step(qtbot, window):
     assert not window.lab.undo_stack.can_undo
 
 
+@pytest.mark.slow
 def test_kept_runs_overlay_in_both_plots_and_can_be_renamed(qtbot, window):
     window.actions["keep"].trigger()
     assert list(window.lab.runs) == ["run0"]
@@ -99,6 +102,7 @@ def test_kept_runs_overlay_in_both_plots_and_can_be_renamed(qtbot, window):
     qtbot.waitUntil(lambda: ("earth", "theta") not in window.time_plot.curves, timeout=LONG)
 
 
+@pytest.mark.slow
 def test_streamed_run_draws_as_chunks_arrive_and_stops(qtbot, window):
     window.actions["live"].trigger()  # live re-solve off: only the streamed run computes
     window.lab.set_settings(t1=20_000.0, dt=1e-3, n_save=200_000)
@@ -139,6 +143,7 @@ def test_model_browser_switches_model_panels_and_plots(qtbot, window):
     assert window.lab.model_name == "pendulum" and "g" in window.parameter_panel.rows
 
 
+@pytest.mark.slow
 def test_a_failed_run_is_reported_in_words(qtbot, window):
     window.lab.select_model("lorenz")
     window.lab.set_settings(solver="euler", dt=1.0, t1=200.0)
@@ -148,6 +153,7 @@ def test_a_failed_run_is_reported_in_words(qtbot, window):
     assert "failed" in window.status.text()
 
 
+@pytest.mark.slow
 def test_reference_cycles_are_freed_on_the_gui_thread_while_a_window_is_open(
         qtbot, make_window):
     import gc
@@ -173,6 +179,7 @@ def test_reference_cycles_are_freed_on_the_gui_thread_while_a_window_is_open(
     assert gc.isenabled()
 
 
+@pytest.mark.slow
 def test_every_visible_dock_tab_bar_sits_under_its_docks(qtbot, window):
     from PySide6.QtWidgets import QTabBar
 

@@ -36,7 +36,7 @@ KILLED_SAVE = textwrap.dedent("""
         _netcdf._copy = stall(_netcdf._copy)
     else:
         _h5.fsync_path = stall(_h5.fsync_path)
-    dl.open(sys.argv[1]).save(compress=True)
+    dl.io.save(sys.argv[1], dl.open(sys.argv[1]), compress=True)
 """)
 
 SWEEP_WRITER = textwrap.dedent("""
@@ -73,6 +73,7 @@ def _expect(process, line):
     assert got == line, f"expected {line!r} from the child, got {got!r}"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("stage, call", [("writing", 6), ("fsync", 1)])
 def test_killing_a_save_leaves_the_previous_file_intact(session_path, stage, call):
     before = tree_of(session_path)
@@ -88,6 +89,7 @@ def test_killing_a_save_leaves_the_previous_file_intact(session_path, stage, cal
     assert len(leftovers) == 1 and leftovers[0].startswith(".session.h5.")
 
 
+@pytest.mark.slow
 def test_a_failed_save_removes_its_temporary_file(session_path, monkeypatch):
     before = tree_of(session_path)
 
@@ -96,11 +98,12 @@ def test_a_failed_save_removes_its_temporary_file(session_path, monkeypatch):
 
     monkeypatch.setattr(_netcdf, "_copy", broken)
     with pytest.raises(OSError, match="disk full"):
-        dl.open(session_path).save()
+        dl.io.save(session_path, dl.open(session_path))
     assert tree_of(session_path) == before
     assert os.listdir(session_path.parent) == ["session.h5"]
 
 
+@pytest.mark.slow
 def test_a_reader_follows_a_sweep_another_process_is_writing(tmp_path):
     path = tmp_path / "live.h5"
     writer = _start(SWEEP_WRITER, path, 0)
@@ -116,27 +119,32 @@ def test_a_reader_follows_a_sweep_another_process_is_writing(tmp_path):
                 y.refresh()
                 np.testing.assert_array_equal(done[:], [1] * (c + 1) + [0] * (3 - c))
                 assert np.all(y[3 * c : 3 * c + 3] == c)
-                live = dl.open(path).sweeps[0]
+                opened = dl.open(path)
+                live = opened.sweeps[0]
                 assert live.complete == (c == 3) and live.y[3 * c, 0, 0] == c
+                assert opened.stored("sweeps", live.name).complete == (c == 3)
         writer.stdin.write("\n")
         writer.stdin.flush()
         _expect(writer, "closed")
     finally:
         writer.kill()
         writer.wait(timeout=60)
-    sweep = dl.open(path).sweeps[0]
-    assert sweep.complete and sweep.attrs["complete"] == 1
+    session = dl.open(path)
+    sweep = session.sweeps[0]
+    assert sweep.complete and session.stored("sweeps", sweep.name).attrs["complete"] == 1
     np.testing.assert_array_equal(sweep.steps, np.repeat(np.arange(4), 3))
 
 
+@pytest.mark.slow
 def test_a_sweep_whose_writer_died_stays_readable_and_resumes(tmp_path):
     path = tmp_path / "crashed.h5"
     writer = _start(SWEEP_WRITER, path, 2)
     writer.communicate("\n\n\n", timeout=120)
     assert writer.returncode == 1
-    sweep = dl.open(path).sweeps[0]
-    assert not sweep.complete and sweep.attrs["complete"] == 0
-    np.testing.assert_array_equal(sweep.variables["chunk_done"].data, [1, 1, 0, 0])
+    session = dl.open(path)
+    sweep, stored = session.sweeps[0], session.stored("sweeps", "sweep0")
+    assert not sweep.complete and not stored.complete and stored.attrs["complete"] == 0
+    np.testing.assert_array_equal(stored.variables["chunk_done"].data, [1, 1, 0, 0])
     np.testing.assert_array_equal(sweep.result, [0] * 6 + [-1] * 6)
     assert np.all(np.asarray(sweep.y[:6]) == np.repeat([0.0, 1.0], 3)[:, None, None])
     assert np.all(np.isnan(sweep.y[6:]))
@@ -151,11 +159,13 @@ def test_a_sweep_whose_writer_died_stays_readable_and_resumes(tmp_path):
         resumed.finish()
     with h5py.File(path, "r") as f:  # marked closed again: any reader opens it
         assert f["sweeps/sweep0"].attrs["complete"] == 1
-    sweep = dl.open(path).sweeps[0]
-    assert sweep.complete
+    session = dl.open(path)
+    sweep = session.sweeps[0]
+    assert sweep.complete and session.stored("sweeps", sweep.name).complete
     np.testing.assert_array_equal(sweep.y[:, 0, 0], np.repeat(np.arange(4.0), 3))
 
 
+@pytest.mark.slow
 def test_a_file_left_open_by_a_dead_writer_is_refused_until_recovered(tmp_path):
     path = tmp_path / "left-open.h5"
     code = textwrap.dedent(f"""
@@ -172,7 +182,8 @@ def test_a_file_left_open_by_a_dead_writer_is_refused_until_recovered(tmp_path):
     assert len(dl.open(path).runs) == 0
 
 
+@pytest.mark.slow
 def test_an_atomic_save_keeps_the_file_permissions(session_path):
     os.chmod(session_path, 0o640)
-    dl.open(session_path).save()
+    dl.io.save(session_path, dl.open(session_path))
     assert os.stat(session_path).st_mode & 0o777 == 0o640

@@ -12,6 +12,7 @@ import textwrap
 import types
 
 import numpy as np
+import pytest
 
 import difflab as dl
 
@@ -97,10 +98,16 @@ WORKER = textwrap.dedent("""
         try:
             session = open_session(path, stall_s=3.0)
             session.summary()
-            for result in session.results():
+            for result in session.groups():
                 for var in result.variables.values():
                     if hasattr(var.data, "read") and var.data.size:
                         var.data[(0,) * var.data.ndim]
+            for kind in ("runs", "sweeps", "fits", "sensitivities"):  # the objects, too
+                results = getattr(session, kind)
+                for j in range(len(results)):
+                    obj = results[j]
+                    assert results[obj.name] is obj
+                    repr(obj)
             print(f"{i} ok", flush=True)
         except SessionFileError as error:
             assert error.path == path and str(error).startswith(path), error
@@ -148,6 +155,7 @@ def _small_session(path):
     return path
 
 
+@pytest.mark.slow
 def test_mutated_session_files_open_or_raise_session_file_error(tmp_path):
     base = _small_session(tmp_path / "base.h5")
     args = [sys.executable, "-c", WORKER, str(base), str(tmp_path), str(SEED),

@@ -83,6 +83,7 @@ EDITS = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", EDITS)
 def test_a_broken_session_is_refused_with_the_file_and_the_problem(session_path, case):
     change, message = EDITS[case]
@@ -127,6 +128,7 @@ def test_files_that_are_not_sessions(session_path, tmp_path, case, message):
         dl.open(path)
 
 
+@pytest.mark.slow
 def test_reading_a_damaged_dataset_later_is_a_session_file_error(session_path):
     sweep = dl.open(session_path).sweeps[0]
     _edit(session_path, _delete("sweeps/sweep0/y"))
@@ -141,6 +143,7 @@ def test_the_cli_prints_one_line_and_exits_2(session_path, capsys):
     assert err.count("\n") == 1 and err.startswith(f"difflab: error: {session_path}: schema")
 
 
+@pytest.mark.slow
 def test_the_installed_command_shows_no_traceback(tmp_path):
     path = _write(tmp_path / "junk.h5", b"\x89HDF\r\n\x1a\n" + b"\0" * 100)
     result = subprocess.run([sys.executable, "-m", "difflab", "open", str(path)],

@@ -38,13 +38,14 @@ def test_xarray_reads_every_result_group(built, group):
             assert ds["time"].attrs["units"] == "s" and ds["time"].attrs["axis"] == "T"
 
 
+@pytest.mark.slow
 def test_xarray_sees_the_dimensions_and_values(built):
     run = dl.open(built["path"]).runs[0]
     with _open(built["path"], "runs/run0") as ds:
         assert ds["y"].dims == ("time", "state")
         assert list(ds["state"].values) == ["x", "y", "z"]
-        np.testing.assert_array_equal(ds["y"].values, run.y)
-        np.testing.assert_array_equal(ds["time"].values, run.time)
+        np.testing.assert_array_equal(ds["y"].values, np.asarray(run.ys))
+        np.testing.assert_array_equal(ds["time"].values, np.asarray(run.ts))
         assert ds.attrs["model"] == "lorenz" and ds.attrs["param.rho"] == 28.0
     with _open(built["path"], "sweeps/sweep0") as ds:
         assert ds["y"].dims == ("point", "time", "state")
@@ -118,6 +119,7 @@ def test_netcdf4_reads_every_result_group_as_h5netcdf_does(built, group):
                 assert all(isinstance(v, str) for v in a[name].values), name
 
 
+@pytest.mark.slow
 def test_labels_are_one_string_each_for_netcdf_c_h5py_and_difflab(built):
     session = dl.open(built["path"])
     with netCDF4.Dataset(built["path"]) as f:
@@ -128,9 +130,11 @@ def test_labels_are_one_string_each_for_netcdf_c_h5py_and_difflab(built):
         assert h5py.check_string_dtype(state.dtype).length == 1  # fixed length: no global heap
         assert [b"".join(row).decode() for row in state[()]] == ["x", "y", "z"]
     assert session.runs[0].state_names == ("x", "y", "z")
-    assert session.sweeps[0].parameter_names == ("rho", "sigma")
+    assert session.stored("sweeps", "sweep0").parameter_names == ("rho", "sigma")
+    assert session.sweeps[0].space.names == ("rho", "sigma")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("engine", ENGINES)
 def test_labels_outside_ascii_decode_alike(tmp_path, engine):
     path = tmp_path / "utf8.h5"
@@ -141,18 +145,26 @@ def test_labels_outside_ascii_decode_alike(tmp_path, engine):
     with _open(path, "sensitivities/sensitivity0", engine) as ds:
         assert list(ds["parameter"].values) == ["ρ", "sigma"]
         assert list(ds["state"].values) == ["θ₁", "x"]
-    assert dl.open(path).sensitivities[0].parameter_names == ("ρ", "sigma")
+    session = dl.open(path)
+    assert session.sensitivities[0].parameters == ("ρ", "sigma")
+    assert session.sensitivities[0].state_names == ("θ₁", "x")
+    assert session.stored("sensitivities", "sensitivity0").parameter_names == ("ρ", "sigma")
 
 
+@pytest.mark.slow
 def test_files_with_labels_as_strings_still_open_and_save_anew(tmp_path):
     session = dl.open(OLD_LABELS)
     assert session.runs[0].state_names == ("S", "I", "R")
-    assert session.sweeps[0].parameter_names == ("beta", "gamma")
-    assert session.fits[0].data["state"].data == ["I", "R"]
-    assert session.sensitivities[0].parameter_names == ("beta", "gamma")
+    assert session.stored("sweeps", session.sweeps[0].name).parameter_names == ("beta", "gamma")
+    assert session.sweeps[0].space.names == ("beta", "gamma")
+    assert session.stored("fits", session.fits[0].name).data["state"].data == ["I", "R"]
+    assert session.fits[0].data.states == ("I", "R")
+    assert session.sensitivities[0].parameters == ("beta", "gamma")
+    assert session.stored("sensitivities", session.sensitivities[0].name).parameter_names == (
+        "beta", "gamma")
     obs = dl.io.read_observations(OLD_LABELS)
     assert obs.states == ("S", "I", "R")
-    session.save(tmp_path / "new.h5")
+    dl.io.save(tmp_path / "new.h5", session)
     for group in ("runs/run0", "sweeps/sweep0", "fits/fit0/data", "sensitivities/sensitivity0"):
         with _open(OLD_LABELS, group) as old, _open(tmp_path / "new.h5", group, "netcdf4") as new:
             xr.testing.assert_equal(old, new)
@@ -181,6 +193,7 @@ def _flat(path):
     return _open(path, "sweeps/sweep0")
 
 
+@pytest.mark.slow
 def test_a_grid_sweep_keeps_its_grid(tmp_path):
     path = tmp_path / "grid.h5"
     space = dl.grid(alpha=[0.9, 1.1, 1.3], beta=[0.3, 0.5])
@@ -202,6 +215,7 @@ def test_a_grid_sweep_keeps_its_grid(tmp_path):
                             stored.reset_coords(drop=True)[["y", "result"]])
 
 
+@pytest.mark.slow
 def test_a_sampled_sweep_keeps_its_points(tmp_path):
     path = tmp_path / "sampled.h5"
     space = dl.uniform(jax.random.key(0), 5, alpha=(0.5, 1.5), beta=(0.2, 0.6))
@@ -213,6 +227,7 @@ def test_a_sampled_sweep_keeps_its_points(tmp_path):
             np.testing.assert_array_equal(ds["y"].values, flat["y"].values)
 
 
+@pytest.mark.slow
 def test_netcdf_c_finds_every_dimension_after_results_are_added_to_an_old_file(tmp_path):
     path = tmp_path / "old.h5"
     shutil.copyfile(OLD_LABELS, path)

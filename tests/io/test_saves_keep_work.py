@@ -51,6 +51,7 @@ def assert_kept(before: dict, after: dict) -> None:
         np.testing.assert_array_equal(after[key], value, err_msg=key, strict=True)
 
 
+@pytest.mark.slow
 def test_run_out_adds_to_a_sweep_session(tmp_path, capsys):
     """Observed: `difflab sweep ...; difflab run lorenz --out s.h5` deleted the 448-point sweep."""
     path = tmp_path / "s.h5"
@@ -58,10 +59,12 @@ def test_run_out_adds_to_a_sweep_session(tmp_path, capsys):
     before = snapshot(path)
     assert main(["run", "lorenz", "--t1", "1", "--out", str(path)]) == 0
     session = dl.open(path)
-    assert session.sweeps[0].n_points == 448 and len(session.runs) == 1
+    assert len(session.sweeps[0]) == 448 and len(session.runs) == 1
+    assert session.stored("sweeps", session.sweeps[0].name).attrs["n_points"] == 448
     assert_kept({k: v for k, v in before.items() if not k.startswith("@")}, snapshot(path))
 
 
+@pytest.mark.slow
 def test_run_name_clash_and_foreign_files_need_overwrite(tmp_path, capsys):
     path, notes = tmp_path / "s.h5", tmp_path / "notes.h5"
     argv = ["run", "lorenz", "--t1", "0.1", "--name", "a"]
@@ -69,7 +72,9 @@ def test_run_name_clash_and_foreign_files_need_overwrite(tmp_path, capsys):
     assert main([*argv, "--out", str(path)]) == 2
     assert "already holds a run named 'a'" in capsys.readouterr().err
     assert main([*argv, "--set", "rho=5", "--out", str(path), "--overwrite"]) == 0
-    assert dl.open(path).runs["a"].model.parameters["rho"] == 5.0
+    session = dl.open(path)
+    assert session.stored("runs", "a").model.parameters["rho"] == 5.0
+    assert float(session.runs["a"].model.rho) == 5.0
     notes.write_text("my notes")
     assert main([*argv, "--out", str(notes)]) == 2
     assert "not an HDF5 file" in capsys.readouterr().err and notes.read_text() == "my notes"
@@ -93,6 +98,7 @@ chunk_size = 1
 """
 
 
+@pytest.mark.slow
 def test_a_second_writer_is_refused_before_it_computes(tmp_path):
     """Observed: `run --out F.h5` while a sweep streamed into F.h5 replaced it; all was lost."""
     path, config = tmp_path / "f.h5", tmp_path / "long.toml"
@@ -119,11 +125,12 @@ def test_a_second_writer_is_refused_before_it_computes(tmp_path):
 
 def _chunks_done(path) -> bool:
     try:
-        return int(np.sum(dl.open(path).sweeps[0].variables["chunk_done"].data)) > 0
+        return int(np.sum(dl.open(path).stored("sweeps")[0].variables["chunk_done"].data)) > 0
     except (dl.io.SessionFileError, IndexError, KeyError):
         return False
 
 
+@pytest.mark.slow
 def test_python_saves_add_by_default(tmp_path):
     """Observed: `Sensitivity.save`, `FitResult.save`, `dl.io.save_run` replaced the file."""
     path = tmp_path / "s.h5"
@@ -139,6 +146,9 @@ def test_python_saves_add_by_default(tmp_path):
     session = dl.open(path)
     assert first in session.runs.names() and names[0] in session.sensitivities.names()
     assert names[1] in session.fits.names() and names[2] in session.runs.names()
+    stored_fit = session.fits[names[1]]  # the solver's settings, not the optimizer's max_steps
+    assert stored_fit.settings["max_steps"] == fit.settings["max_steps"]
+    assert stored_fit.params == fit.params and not stored_fit.stopped
     assert_kept({k: v for k, v in before.items() if k.startswith("runs/")}, snapshot(path))
     with pytest.raises(dl.io.SessionFileError, match="already in the file"):
         dl.io.save(path, traj, name=first)
@@ -150,11 +160,13 @@ def test_a_run_saved_without_settings_reruns_bit_for_bit(tmp_path):
     traj = dl.simulate(model, 6.0, dt=1e-4, n_save=61)
     path = tmp_path / "r.h5"
     dl.io.save_run(path, traj)
-    stored = dl.open(path).runs[0]
-    assert stored.settings["dt"] == 1e-4 and stored.attrs["precision"] == "float64"
+    session = dl.open(path)
+    stored, group = session.runs[0], session.stored("runs", session.runs[0].name)
+    assert group.settings["dt"] == 1e-4 and group.attrs["precision"] == "float64"
+    assert stored.settings.dt == 1e-4 and stored.settings.precision == "float64"
     again = stored.rerun()
     assert int(again.steps) == 60000
-    np.testing.assert_array_equal(np.asarray(again.ys), np.asarray(stored.y))
+    np.testing.assert_array_equal(np.asarray(again.ys), np.asarray(stored.ys))
     np.testing.assert_array_equal(np.asarray(traj.rerun().ys), np.asarray(traj.ys))
 
 

@@ -28,14 +28,22 @@ def _stop_after(n):
     return progress
 
 
+@pytest.mark.slow
 def test_a_sweep_file_follows_the_session_schema(tmp_path):
     out = tmp_path / "sweep.h5"
     res = dl.sweep(LORENZ(), SPACE, 1.0, out=out, **OPTIONS)
     assert res.name == "sweep0" and res.stats["out"] == str(out)
     session = dl.open(out)
     stored = session.sweeps[0]
-    assert stored.complete and stored.n_points == 20 and stored.chunk_size == 6
-    assert stored.parameter_names == ("rho",)
+    group = session.stored("sweeps", stored.name)
+    assert stored.complete and group.complete and len(stored) == 20
+    assert group.attrs["chunk_size"] == 6
+    assert group.parameter_names == ("rho",)
+    assert stored.space.names == res.space.names
+    assert stored.space.shape == res.space.shape == (10, 2)
+    assert stored.space.kind == res.space.kind == "grid"
+    for name in res.space.names:
+        np.testing.assert_array_equal(stored.space[name], res.space[name])
     np.testing.assert_array_equal(np.asarray(stored.y), res.ys)
     np.testing.assert_array_equal(np.asarray(stored.result), res.result)
     ds = xr.open_dataset(out, engine="h5netcdf", group="sweeps/sweep0")
@@ -50,6 +58,7 @@ def test_a_sweep_file_follows_the_session_schema(tmp_path):
     np.testing.assert_allclose(np.asarray(rerun.ys)[-1], res.final[13], atol=1e-12)
 
 
+@pytest.mark.slow
 def test_an_interrupted_sweep_resumes_from_its_last_chunk(tmp_path):
     out = tmp_path / "sweep.h5"
     whole = dl.sweep(LORENZ(), SPACE, 1.0, **OPTIONS)
@@ -69,6 +78,7 @@ def test_an_interrupted_sweep_resumes_from_its_last_chunk(tmp_path):
     np.testing.assert_array_equal(again.y, whole.y)
 
 
+@pytest.mark.slow
 def test_another_sweep_gets_its_own_group_and_names_are_checked(tmp_path):
     out = tmp_path / "sweep.h5"
     dl.sweep(LORENZ(), SPACE, 1.0, out=out, **OPTIONS)
@@ -83,6 +93,7 @@ def test_another_sweep_gets_its_own_group_and_names_are_checked(tmp_path):
     assert sorted(s.name for s in dl.open(out).sweeps) == ["sweep0", "sweep1"]
 
 
+@pytest.mark.slow
 def test_the_multi_process_index_reads_as_one_file_from_anywhere(tmp_path, monkeypatch):
     out = tmp_path / "data" / "sweep.h5"
     out.parent.mkdir()
@@ -114,6 +125,7 @@ def test_the_multi_process_index_reads_as_one_file_from_anywhere(tmp_path, monke
     np.testing.assert_array_equal(np.asarray(stored.y), whole.y)
 
 
+@pytest.mark.slow
 def test_two_writers_never_share_a_sweep_file(tmp_path):
     out = tmp_path / "sweep.h5"
     job = dl.solvers.SweepJob(LORENZ(), SPACE, 1.0, **OPTIONS)

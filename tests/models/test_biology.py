@@ -9,6 +9,7 @@ import difflab as dl
 from difflab.models import get
 
 
+@pytest.mark.slow
 def test_lotka_volterra_conserves_its_first_integral():
     alpha, beta, gamma, delta = 1.1, 0.4, 0.4, 0.1
     traj = dl.simulate(get("lotka_volterra")(), 50.0, dt=1e-3, n_save=2001)
@@ -18,6 +19,7 @@ def test_lotka_volterra_conserves_its_first_integral():
     assert x.max() / x.min() > 5.0  # a genuine, large cycle
 
 
+@pytest.mark.slow
 def test_lotka_volterra_small_cycles_have_linearised_period(crossings):
     alpha, beta, gamma, delta = 2.0, 0.5, 1.5, 0.25
     model = get("lotka_volterra")(alpha=alpha, beta=beta, gamma=gamma, delta=delta)
@@ -27,6 +29,7 @@ def test_lotka_volterra_small_cycles_have_linearised_period(crossings):
     np.testing.assert_allclose(period, 2 * np.pi / np.sqrt(alpha * gamma), rtol=1e-5)
 
 
+@pytest.mark.slow
 def test_sir_conserves_population_and_reaches_final_size():
     beta, gamma, n, infected0 = 0.3, 0.1, 1000.0, 1.0
     traj = dl.simulate(get("sir")(), 400.0, dt=0.05, n_save=101)
@@ -47,6 +50,7 @@ def _simulate_kuramoto(model, t1):
     return dl.simulate(model, t1, dt=0.05, n_save=201)
 
 
+@pytest.mark.slow
 def test_kuramoto_uncoupled_phases_drift_at_natural_frequencies():
     model = get("kuramoto")(n=300, K=0.0, gamma=0.3, omega0=1.0)
     traj = _simulate_kuramoto(model, 10.0)
@@ -60,6 +64,7 @@ def _late_order_parameter(model, t1=60.0):
     return float(np.mean(r[traj.ts > 0.5 * t1]))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("ratio", [2.0, 4.0])
 def test_kuramoto_synchronises_above_critical_coupling(ratio):
     gamma = 0.5

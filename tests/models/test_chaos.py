@@ -23,6 +23,7 @@ def test_lorenz_converges_to_convection_fixed_point(rho):
     assert x * y > 0
 
 
+@pytest.mark.slow
 def test_van_der_pol_limit_cycle_amplitude_is_about_two():
     model = get("van_der_pol")()
     traj = dl.simulate(model, 60.0, dt=0.01, y0=jnp.array([0.1, 0.0]), n_save=3001)
@@ -31,6 +32,7 @@ def test_van_der_pol_limit_cycle_amplitude_is_about_two():
     assert late.min() == pytest.approx(-2.0, abs=0.02)
 
 
+@pytest.mark.slow
 def test_van_der_pol_relaxation_period_at_large_mu(crossings):
     mu = 1000.0
     model = get("van_der_pol")(mu=mu)
@@ -51,12 +53,14 @@ def _fhn_fixed_point(a, b, current):
     return np.array([v[0], (v[0] + a) / b])
 
 
+@pytest.mark.slow
 def test_fitzhugh_nagumo_rests_without_stimulus():
     model = get("fitzhugh_nagumo")(current=0.0)
     traj = dl.simulate(model, 200.0, dt=0.05, n_save=4001)
     np.testing.assert_allclose(traj.final, _fhn_fixed_point(0.7, 0.8, 0.0), atol=1e-6)
 
 
+@pytest.mark.slow
 def test_fitzhugh_nagumo_fires_periodically_with_stimulus(crossings):
     model = get("fitzhugh_nagumo")(current=0.5)
     traj = dl.simulate(model, 400.0, dt=0.05, n_save=4001)

@@ -9,6 +9,7 @@ import pytest
 
 import difflab as dl
 from difflab.models import EquationError, check_equations, from_equations
+from tests.models_for_tests import Spring
 
 SPRING = """\
 # a damped spring
@@ -17,19 +18,6 @@ init: x = 1, v = 0
 dx/dt = v
 dv/dt = -k*x - c*v
 """
-
-
-class Spring(dl.Model):
-    k: float = dl.param(1.0, bounds=(0.0, 10.0))
-    c: float = 0.1
-    state_names = ("x", "v")
-
-    def vector_field(self, t, y):
-        x, v = y
-        return jnp.stack([v, -self.k * x - self.c * v])
-
-    def initial_state(self):
-        return jnp.array([1.0, 0.0])
 
 
 def _final_x(model):
@@ -47,6 +35,7 @@ def test_equations_make_a_model_class_with_parameters_and_states():
     assert from_equations(SPRING) is cls  # the same text reuses the class (and compiled code)
 
 
+@pytest.mark.slow
 def test_agrees_with_the_hand_written_model():
     for k, c in [(1.0, 0.1), (3.0, 0.5)]:
         typed = dl.simulate(from_equations(SPRING)(k=k, c=c), 5.0, dt=1e-2)
@@ -54,6 +43,7 @@ def test_agrees_with_the_hand_written_model():
         np.testing.assert_allclose(typed.ys, hand.ys, rtol=1e-12, atol=1e-14)
 
 
+@pytest.mark.slow
 def test_grad_matches_finite_differences_and_the_hand_written_model():
     model = from_equations(SPRING)(k=2.0, c=0.3)
     grads = jax.grad(_final_x)(model)
@@ -67,6 +57,7 @@ def test_grad_matches_finite_differences_and_the_hand_written_model():
     np.testing.assert_allclose([grads.k, grads.c], [hand.k, hand.c], rtol=1e-12)
 
 
+@pytest.mark.slow
 def test_vmap_and_jit_compile_once_for_any_values():
     cls = from_equations(SPRING)
     traces = []
@@ -83,6 +74,7 @@ def test_vmap_and_jit_compile_once_for_any_values():
     np.testing.assert_allclose(jax.vmap(final)(ks), singles, rtol=1e-12)
 
 
+@pytest.mark.slow
 def test_functions_comparisons_time_auxiliaries_and_initial_expressions():
     text = """\
 name: Driven

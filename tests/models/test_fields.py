@@ -2,10 +2,13 @@
 
 import jax.numpy as jnp
 import numpy as np
+import pytest
 from scipy.fft import dst
 
 import difflab as dl
 from difflab.models import get
+
+pytestmark = pytest.mark.slow
 
 
 def _decay_rates(n, diffusivity):

@@ -9,6 +9,8 @@ from scipy.special import ellipk
 import difflab as dl
 from difflab.models import get
 
+pytestmark = pytest.mark.slow
+
 G_EARTH = 9.81
 
 

@@ -4,9 +4,12 @@ import equinox as eqx
 import jax
 import jax.numpy as jnp
 import numpy as np
+import pytest
 
 import difflab as dl
 from difflab.models import get
+
+pytestmark = pytest.mark.slow
 
 
 def _damped_oscillator(t, omega, zeta, x0, v0):

@@ -10,6 +10,7 @@ import pytest
 
 import difflab as dl
 from difflab.cli import main
+# white-box: the fixture removes the test plugin from the registry and the loaded-plugin set
 from difflab.models import _plugins, _registry
 
 PACKAGE = "difflab_demo_plugin"
@@ -82,6 +83,7 @@ def test_plugin_models_are_listed_without_importing_them(plugin):
     assert names.count("lorenz") == 1 and PACKAGE not in sys.modules
 
 
+@pytest.mark.slow
 def test_a_plugin_model_loads_on_first_use_and_behaves_like_a_built_in(plugin):
     cls = dl.models.get("demo_decay")
     assert cls.__name__ == "DemoDecay" and cls.registry_name == "demo_decay"
@@ -113,6 +115,7 @@ def test_difflab_models_shows_plugins_and_warns_about_broken_ones(plugin, capsys
     assert "decay rate" in capsys.readouterr().out
 
 
+@pytest.mark.slow
 def test_an_installed_plugin_works_from_the_command_line(plugin):
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(plugin), *sys.path]))
     code = textwrap.dedent("""

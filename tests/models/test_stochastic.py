@@ -31,6 +31,7 @@ def paths(model):
     return _paths(model)
 
 
+@pytest.mark.slow
 def test_ornstein_uhlenbeck_ensemble_moments(paths):
     t = TIMES[1:]
     mean = MU + (X0 - MU) * np.exp(-THETA * t)
@@ -40,6 +41,7 @@ def test_ornstein_uhlenbeck_ensemble_moments(paths):
     assert np.all(np.abs(sample_var - var) < 4 * var * np.sqrt(2 / (N_PATHS - 1)))
 
 
+@pytest.mark.slow
 def test_ornstein_uhlenbeck_same_key_gives_same_path(model, paths):
     np.testing.assert_array_equal(_paths(model), paths)
     assert len(np.unique(paths[:, -1])) == N_PATHS

@@ -45,6 +45,7 @@ def _marker_code(path):
     return f"open({str(path)!r}, 'a').write('ran\\n')"
 
 
+@pytest.mark.slow
 def test_load_file_returns_the_classes_and_the_sha256_of_what_ran(tmp_path):
     path = _write(tmp_path, "pendulum2.py", None)
     file = load_file(path)
@@ -236,6 +237,7 @@ def test_an_untrusted_stored_source_runs_nothing(tmp_path):
     assert marker.exists() and cls.__name__ == "MyPendulum"
 
 
+@pytest.mark.slow
 def test_the_example_model_files_load_and_run():
     examples = Path(__file__).parents[2] / "examples" / "models"
     pendulum = resolve("pendulum2.py:DrivenPendulum", base_dir=examples)

@@ -7,23 +7,13 @@ import pytest
 from scipy.integrate import solve_ivp
 
 import difflab as dl
+from tests.models_for_tests import Spring
 
-
-class Oscillator(dl.Model):
-    """x'' = -x: x(t) = cos t, v(t) = -sin t."""
-
-    omega: float = 1.0
-    state_names = ("x", "v")
-
-    def vector_field(self, t, y):
-        return jnp.stack([y[1], -self.omega**2 * y[0]])
-
-    def initial_state(self):
-        return jnp.array([1.0, 0.0])
+OSCILLATOR = Spring(c=0.0)  # x'' = -x: x(t) = cos t, v(t) = -sin t
 
 
 def _error(solver, dt, t1=2.0):
-    traj = dl.simulate(Oscillator(), t1, dt=dt, solver=solver, n_save=2)
+    traj = dl.simulate(OSCILLATOR, t1, dt=dt, solver=solver, n_save=2)
     return float(jnp.abs(traj.ys[-1, 0] - jnp.cos(t1)))
 
 
@@ -35,6 +25,7 @@ def test_convergence_order_from_error_slope(solver, order):
     assert slope == pytest.approx(order, abs=0.15)
 
 
+@pytest.mark.slow
 def test_leapfrog_is_second_order():
     model = dl.models.get("pendulum")(theta0=0.3)
     ref = dl.simulate(model, 3.0, solver="dopri8", rtol=1e-13, atol=1e-13, n_save=2).ys[-1]
@@ -46,6 +37,7 @@ def test_leapfrog_is_second_order():
     assert slope == pytest.approx(2.0, abs=0.15)
 
 
+@pytest.mark.slow
 def test_leapfrog_energy_stays_bounded_where_rk4_drifts():
     model = dl.models.get("pendulum")(theta0=1.0)
     kw = dict(t1=5_000.0, dt=0.05, n_save=1001)  # 10^5 steps
@@ -63,6 +55,7 @@ def test_leapfrog_energy_stays_bounded_where_rk4_drifts():
     assert abs(rk4[-1]) > 2 * np.abs(leap).max()
 
 
+@pytest.mark.slow
 def test_dopri8_agrees_with_scipy_dop853():
     model = dl.models.get("lorenz")()
     traj = dl.simulate(model, 2.0, solver="dopri8", rtol=1e-12, atol=1e-12, n_save=21)
@@ -74,14 +67,15 @@ def test_dopri8_agrees_with_scipy_dop853():
     np.testing.assert_allclose(traj.ys, ref.y.T, rtol=0, atol=1e-7)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("solver", ["tsit5", "dopri5", "kvaerno5"])
 def test_adaptive_solvers_meet_their_tolerance(solver):
-    traj = dl.simulate(Oscillator(), 10.0, solver=solver, rtol=1e-9, atol=1e-9, n_save=11)
+    traj = dl.simulate(OSCILLATOR, 10.0, solver=solver, rtol=1e-9, atol=1e-9, n_save=11)
     np.testing.assert_allclose(traj["x"], np.cos(traj.ts), atol=1e-6)
 
 
 def test_fixed_steps_end_exactly_at_t1():
-    traj = dl.simulate(Oscillator(), 1.0, dt=0.3, solver="rk4")
+    traj = dl.simulate(OSCILLATOR, 1.0, dt=0.3, solver="rk4")
     assert int(traj.steps) == 4  # 0.3 does not divide 1.0: four steps of 0.25
     assert float(traj.ts[-1]) == pytest.approx(1.0)
     np.testing.assert_allclose(traj.ts, [0.0, 0.25, 0.5, 0.75, 1.0])

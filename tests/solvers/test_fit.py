@@ -10,6 +10,7 @@ checks the error bars themselves over 24 independent data sets: the standardised
 ``(fitted - true) / stderr`` must have a spread near 1.
 """
 
+import inspect
 from pathlib import Path
 
 import jax
@@ -64,6 +65,7 @@ def test_lotka_volterra_recovered_within_two_sigma():
     assert np.all(np.diff(res.loss_history) <= 1e-9)  # LM only accepts improvements
 
 
+@pytest.mark.slow
 def test_damped_oscillator_recovered_within_two_sigma():
     truth = DampedOscillator(omega=2.5, zeta=0.15)
     traj = dl.simulate(truth, 10.0, n_save=201)
@@ -73,6 +75,7 @@ def test_damped_oscillator_recovered_within_two_sigma():
     assert res.stderr["omega"] < 0.01 * 2.5
 
 
+@pytest.mark.slow
 def test_standard_errors_are_calibrated():
     # 24 independent noisy data sets of the damped oscillator, each fitted once.
     truth = DampedOscillator(omega=2.5, zeta=0.15)
@@ -90,6 +93,7 @@ def test_standard_errors_are_calibrated():
     assert np.mean(np.abs(z) < 2) > 0.85, z
 
 
+@pytest.mark.slow
 def test_unknown_noise_scales_the_errors_by_the_residuals():
     data = lv_data()
     given = dl.fit(LV(), data, params=["alpha", "beta"], sigma=0.5)
@@ -101,6 +105,7 @@ def test_unknown_noise_scales_the_errors_by_the_residuals():
     assert ratio == pytest.approx(np.sqrt(given.reduced_chi2), rel=1e-4)
 
 
+@pytest.mark.slow
 def test_multi_start_finds_the_global_minimum_from_bad_guesses():
     # the data and settings of examples/fit_lotka_volterra (tests/app/test_fit_cli.py runs
     # it through the CLI: the two share one compiled fit), from a worse guess
@@ -118,6 +123,7 @@ def test_multi_start_finds_the_global_minimum_from_bad_guesses():
     assert many.params["alpha"] == pytest.approx(1.1, rel=0.05)
 
 
+@pytest.mark.slow
 def test_bounds_and_log_scale_are_respected():
     data = lv_data()
     res = dl.fit(LV(alpha=0.9), data, params=["alpha", "beta"], sigma=0.5,
@@ -132,11 +138,12 @@ def test_bounds_and_log_scale_are_respected():
         dl.fit(LV(), data, params=["alpha"], bounds={"alpha": (-1.0, 5.0)}, log_scale=True)
 
 
+@pytest.mark.slow
 def test_bfgs_agrees_with_levenberg_marquardt():
     data = lv_data()
     lm = dl.fit(LV(alpha=1.2, beta=0.45), data, params=["alpha", "beta"], sigma=0.5)
     bfgs = dl.fit(LV(alpha=1.2, beta=0.45), data, params=["alpha", "beta"], sigma=0.5,
-                  method="bfgs", rtol=1e-10, atol=1e-10)
+                  method="bfgs", fit_rtol=1e-10, fit_atol=1e-10)
     for name in ("alpha", "beta"):
         assert bfgs.params[name] == pytest.approx(lm.params[name], rel=1e-5)
         assert bfgs.stderr[name] == pytest.approx(lm.stderr[name], rel=1e-4)
@@ -165,14 +172,24 @@ def test_loss_history_streams_in_chunks_and_the_fit_can_be_stopped():
 
 
 def test_refitting_other_data_and_guesses_does_not_recompile():
+    # white-box: the compiled-program cache sizes of the fit's chunk and final steps
     from difflab.solvers._fits import run as _fit
 
     data = lv_data()
     dl.fit(LV(alpha=0.9), data, params=["alpha", "beta"], sigma=0.5)
     sizes = (_fit._chunk._cached._cache_size(), _fit._final._cached._cache_size())
-    dl.fit(LV(alpha=1.3, beta=0.3), lv_data(seed=5), params=["alpha", "beta"], sigma=0.4,
-           rtol=1e-7)
+    refit = dl.fit(LV(alpha=1.3, beta=0.3), lv_data(seed=5), params=["alpha", "beta"],
+                   sigma=0.4, fit_rtol=1e-7, rtol=1e-7)
     assert (_fit._chunk._cached._cache_size(), _fit._final._cached._cache_size()) == sizes
+    assert refit.settings["rtol"] == 1e-7 and refit.settings["atol"] == 1e-10  # the solver's
+
+
+def test_fit_takes_the_arguments_of_fit_stream():
+    fit, stream = (inspect.signature(f).parameters for f in (dl.fit, dl.solvers.fit_stream))
+    assert list(fit) == [*stream, "callback", "throw"]
+    assert all(fit[name] == stream[name] for name in stream)
+    with pytest.raises(TypeError, match="fit.. got an unexpected keyword argument 'rtoll'"):
+        dl.fit(LV(), lv_data(), params=["alpha"], rtoll=1e-6)
 
 
 def test_fit_errors_name_the_problem():
@@ -192,6 +209,6 @@ def test_fit_errors_name_the_problem():
 def test_a_failed_fit_raises_with_its_result():
     data = lv_data()
     with pytest.raises(dl.solvers.FitError) as info:
-        dl.fit(LV(alpha=0.9), data, params=["alpha", "beta"], sigma=0.5, max_steps=2)
+        dl.fit(LV(alpha=0.9), data, params=["alpha", "beta"], sigma=0.5, fit_max_steps=2)
     assert info.value.result.result == dl.Result.MAX_STEPS_REACHED
-    assert "max_steps" in str(info.value)
+    assert "fit_max_steps" in str(info.value)

@@ -3,8 +3,11 @@
 import jax
 import jax.numpy as jnp
 import numpy as np
+import pytest
 
 import difflab as dl
+
+pytestmark = pytest.mark.slow
 
 
 class CubicOscillator(dl.Model):
@@ -26,7 +29,7 @@ def test_training_the_hybrid_model_lowers_its_loss_tenfold():
     data = dl.io.read_observations(dl.simulate(CubicOscillator(), 10.0, n_save=51))
     hybrid = dl.models.get("hybrid_oscillator")(x0=1.5, width=8, key=jax.random.key(0))
     res = dl.fit(hybrid, data, params=["correction"], sigma=0.01, method="adam",
-                 learning_rate=3e-2, max_steps=200, dt=0.05)
+                 learning_rate=3e-2, fit_max_steps=200, dt=0.05)
     assert res.ok and res.n_steps == 200 and res.method == "adam"
     assert res.loss_history.shape == (200,)
     assert res.loss_history[-1] < res.loss_history[0] / 10

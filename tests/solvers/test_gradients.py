@@ -7,19 +7,9 @@ import numpy as np
 import pytest
 
 import difflab as dl
+from tests.models_for_tests import Spring
 
-
-class Spring(dl.Model):
-    k: float = 1.0
-    c: float = 0.1
-    state_names = ("x", "v")
-
-    def vector_field(self, t, y):
-        x, v = y
-        return jnp.stack([v, -self.k * x - self.c * v])
-
-    def initial_state(self):
-        return jnp.array([1.0, 0.0])
+pytestmark = pytest.mark.slow
 
 
 def _central_difference(f, model, name, eps=1e-6):

@@ -54,7 +54,11 @@ def test_sensitivities_are_saved_with_the_run(tmp_path, lv_sensitivity):
     name = dl.io.save(path, lv_sensitivity)
     session = dl.open(path)
     run = session.runs[0]
-    np.testing.assert_allclose(np.asarray(run.y), lv_sensitivity.ys)
+    np.testing.assert_allclose(np.asarray(run.ys), lv_sensitivity.ys)
+    stored = session.sensitivities[name]
+    assert stored.parameters == lv_sensitivity.parameters
+    np.testing.assert_allclose(np.asarray(stored.raw), lv_sensitivity.raw)
+    np.testing.assert_allclose(stored.normalized, lv_sensitivity.normalized)  # arrays read lazily
     with h5py.File(path) as f:
         group = f["sensitivities"][name]
         np.testing.assert_allclose(group["dy_dp"][()], lv_sensitivity.raw)
@@ -65,6 +69,7 @@ def test_sensitivities_are_saved_with_the_run(tmp_path, lv_sensitivity):
 
 
 def test_new_values_reuse_the_compiled_sensitivity():
+    # white-box: the compiled-program cache size of the sensitivity's Jacobian
     from difflab.solvers._sensitivity import _jacobian
 
     dl.sensitivity(LV(), 15.0, params=["alpha", "beta"], n_save=51)
@@ -76,5 +81,5 @@ def test_new_values_reuse_the_compiled_sensitivity():
 def test_sensitivity_errors_name_the_problem():
     with pytest.raises(ValueError, match="no parameter 'alpah'"):
         dl.sensitivity(LV(), 10.0, params=["alpah"])
-    with pytest.raises(TypeError, match="unexpected setting 'rtool'"):
+    with pytest.raises(TypeError, match="unexpected keyword argument 'rtool'"):
         dl.sensitivity(LV(), 10.0, rtool=1e-6)

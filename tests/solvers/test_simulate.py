@@ -1,37 +1,19 @@
 """simulate and stream: the contract, result codes, compile-once, and SDE keys."""
 
+import dataclasses
+import inspect
+
+import equinox as eqx
 import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
 
 import difflab as dl
+from difflab.solvers import fit_stream
+# white-box: counts traces of the integrator's Plan.run to check that nothing recompiles
 from difflab.solvers._steppers import integrate as integrate_module
-
-
-class Decay(dl.Model):
-    rate: float = 1.0
-    state_names = ("u",)
-
-    def vector_field(self, t, y):
-        return -self.rate * y
-
-    def initial_state(self):
-        return jnp.array([1.0])
-
-
-class Noisy(dl.SDEModel):
-    sigma: float = 0.5
-    state_names = ("x", "y")
-
-    def vector_field(self, t, y):
-        return -y
-
-    def diffusion(self, t, y):
-        return self.sigma * jnp.ones_like(y)
-
-    def initial_state(self):
-        return jnp.zeros(2)
+from tests.models_for_tests import Decay, NoisyPair
 
 
 def test_trajectory_contract():
@@ -50,18 +32,19 @@ def test_saving_every_kth_step_keeps_runs_small():
 
 
 def test_same_key_same_path_and_other_key_other_path():
-    run = lambda k: dl.simulate(Noisy(), 1.0, dt=1e-2, key=jax.random.key(k)).ys
+    run = lambda k: dl.simulate(NoisyPair(), 1.0, dt=1e-2, key=jax.random.key(k)).ys
     np.testing.assert_array_equal(run(3), run(3))
     assert not np.allclose(run(3), run(4))
 
 
 def test_stochastic_model_needs_a_key_and_the_right_solver():
     with pytest.raises(ValueError, match="key"):
-        dl.simulate(Noisy(), 1.0)
+        dl.simulate(NoisyPair(), 1.0)
     with pytest.raises(ValueError, match="euler_maruyama"):
-        dl.simulate(Noisy(), 1.0, solver="rk4", key=jax.random.key(0))
+        dl.simulate(NoisyPair(), 1.0, solver="rk4", key=jax.random.key(0))
 
 
+@pytest.mark.slow
 def test_max_steps_is_a_result_code_or_an_error():
     model = dl.models.get("lorenz")()
     traj = dl.simulate(model, 10.0, solver="tsit5", max_steps=10, throw=False)
@@ -77,6 +60,58 @@ def test_divergence_is_recorded_not_silently_nan():
     assert traj.result == dl.Result.DIVERGED
     with pytest.raises(dl.SimulationError, match="diverged"):
         dl.simulate(Decay(rate=1e4), 100.0, dt=0.1, solver="euler")
+
+
+def _diverging(rate, throw=True):
+    return dl.simulate(Decay(rate=rate), 100.0, dt=0.1, solver="euler", throw=throw)
+
+
+RUNTIME_ERRORS = (jax.errors.JaxRuntimeError, eqx.EquinoxRuntimeError)
+
+
+@pytest.mark.slow
+def test_a_failure_under_jit_and_vmap_says_why_and_which_member_failed_first():
+    final = lambda rate: _diverging(rate).ys[-1, 0]
+    with pytest.raises(RUNTIME_ERRORS, match="Decay: the state became infinite or NaN"):
+        jax.jit(final)(1e4)
+    rates = jnp.array([1.0, 2.0, 1e4, 3.0, 1e4])
+    with pytest.raises(RUNTIME_ERRORS, match=r"diverged.*batch member 2 is the first that failed"):
+        jax.jit(jax.vmap(final))(rates)
+    with pytest.raises(RUNTIME_ERRORS, match=r"diverged.*batch member 2 is the first"):
+        eqx.filter_jit(jax.vmap(final))(rates)
+    with pytest.raises(RUNTIME_ERRORS, match=r"batch member \(1, 0\) \(an index per vmapped"):
+        jax.vmap(jax.vmap(final))(jnp.array([[1.0, 2.0], [1e4, 3.0]]))
+    results = jax.vmap(lambda r: _diverging(r, throw=False).result)(rates)
+    np.testing.assert_array_equal(results, [0, 0, dl.Result.DIVERGED, 0, dl.Result.DIVERGED])
+    assert jax.vmap(jax.grad(final))(rates[:2]).shape == (2,)  # gradients pass the check
+
+
+def test_settings_carry_a_run_to_the_next_call():
+    traj = dl.simulate(Decay(rate=2.0), 1.0, dt=1e-3, n_save=11, solver="heun")
+    again = dl.simulate(Decay(rate=2.0), settings=traj.settings)
+    np.testing.assert_array_equal(again.ys, traj.ys)
+    assert again.settings == traj.settings
+    longer = dl.simulate(Decay(rate=2.0), settings=traj.settings, t1=2.0)
+    assert longer.settings == dataclasses.replace(traj.settings, t1=2.0)
+    chunks = list(dl.stream(Decay(rate=2.0), settings=traj.settings, chunk_size=4))
+    np.testing.assert_allclose(np.concatenate([c.ys for c in chunks]), traj.ys, rtol=1e-12)
+    lv = dl.models.get("lotka_volterra")()
+    moved = dl.simulate(lv.replace(prey0=20.0), settings=dl.simulate(lv, 1.0).settings)
+    assert float(moved.ys[0, 0]) == 20.0  # the initial state stays the model's
+    with pytest.raises(TypeError, match="t1, the end time, is missing"):
+        dl.simulate(Decay())
+    with pytest.raises(TypeError, match="settings must be a SolveSettings"):
+        dl.simulate(Decay(), settings={"t1": 1.0})
+
+
+@pytest.mark.parametrize("entry", [dl.simulate, dl.stream, dl.sweep, dl.sensitivity, dl.fit,
+                                   fit_stream])
+def test_every_entry_point_takes_the_solve_arguments_by_the_same_names(entry):
+    names = {"t0", "t1", "dt", "solver", "n_save", "rtol", "atol", "max_steps", "y0", "key",
+             "settings"} - ({"key"} if entry in (dl.fit, fit_stream) else set())
+    parameters = inspect.signature(entry).parameters
+    assert all(parameters[n].default is None for n in names)
+    assert not any(p.kind is p.VAR_KEYWORD for p in parameters.values())
 
 
 @pytest.mark.parametrize(
@@ -121,6 +156,7 @@ def test_changing_values_never_recompiles(monkeypatch):
     assert count["n"] == 1
 
 
+@pytest.mark.slow
 def test_changing_tolerances_never_recompiles(monkeypatch):
     class Fresh(Decay):
         pass
@@ -132,6 +168,7 @@ def test_changing_tolerances_never_recompiles(monkeypatch):
     assert count["n"] == 1
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("solver", ["rk4", "tsit5"])
 def test_stream_joins_into_the_trajectory(solver):
     model = dl.models.get("lorenz")()
@@ -155,6 +192,7 @@ def test_stream_stops_between_chunks():
         next(chunks)
 
 
+@pytest.mark.slow
 def test_stream_reports_failure():
     chunks = list(dl.stream(Decay(rate=1e4), 100.0, dt=0.1, solver="euler", chunk_size=3,
                             throw=False))

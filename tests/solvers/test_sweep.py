@@ -7,45 +7,14 @@ import numpy as np
 import pytest
 
 import difflab as dl
-from difflab.solvers import SweepJob, _sharding
+from difflab.solvers import SweepJob
+# white-box: collectives in the compiled HLO, the batch mesh and sharding
+from difflab.solvers import _sharding
+# white-box: the plan of one solve, to build the naive sharded jit(vmap) the sweep avoids
 from difflab.solvers._simulate import prepare
+# white-box: counts traces of the sweep kernel's solve_block (compiled-program reuse)
 from difflab.solvers._sweeps import kernel as _sweep_kernel
-
-
-class Decay(dl.Model):
-    rate: float = 1.0
-    state_names = ("u",)
-
-    def vector_field(self, t, y):
-        return -self.rate * y
-
-    def initial_state(self):
-        return jnp.array([1.0])
-
-
-class Spring(dl.Model):
-    k: float = 1.0
-    state_names = ("x", "v")
-
-    def vector_field(self, t, y):
-        return jnp.stack([y[1], -self.k * y[0]])
-
-    def initial_state(self):
-        return jnp.array([1.0, 0.0])
-
-
-class Noisy(dl.SDEModel):
-    sigma: float = 0.5
-    state_names = ("x",)
-
-    def vector_field(self, t, y):
-        return -y
-
-    def diffusion(self, t, y):
-        return self.sigma * jnp.ones_like(y)
-
-    def initial_state(self):
-        return jnp.zeros(1)
+from tests.models_for_tests import Decay, Noisy, Spring
 
 
 LORENZ = dl.models.get("lorenz")
@@ -55,6 +24,7 @@ def test_eight_cpu_devices_are_visible():
     assert jax.device_count() == 8
 
 
+@pytest.mark.slow
 def test_equals_simulate_point_by_point_over_parameters_and_initial_states():
     space = dl.grid(rho=np.linspace(0.0, 28.0, 6), **{"y0.x": [1.0, -2.0]}, sigma=[10.0, 3.0])
     res = dl.sweep(LORENZ(), space, 1.0, dt=1e-3, solver="rk4", n_save=11)
@@ -68,6 +38,7 @@ def test_equals_simulate_point_by_point_over_parameters_and_initial_states():
     assert res.reshape(res["x"]).shape == (6, 2, 2)
 
 
+@pytest.mark.slow
 def test_final_state_only_by_default_and_a_zip_of_columns():
     rho = jnp.linspace(0.0, 28.0, 37)  # not a multiple of the 8 devices: padded
     res = dl.sweep(LORENZ(), {"rho": rho}, 0.5, dt=1e-3, solver="rk4")
@@ -79,11 +50,12 @@ def test_final_state_only_by_default_and_a_zip_of_columns():
 
 def test_whole_initial_states_as_a_column():
     y0 = np.array([[1.0, 0.0], [0.0, 1.0], [2.0, -1.0]])
-    res = dl.sweep(Spring(), {"y0": y0}, 2.0, dt=1e-3, solver="rk4")
+    res = dl.sweep(Spring(c=0.0), {"y0": y0}, 2.0, dt=1e-3, solver="rk4")
     t = 2.0  # x(t) = x0 cos t + v0 sin t for k = 1
     np.testing.assert_allclose(res["x"], y0[:, 0] * np.cos(t) + y0[:, 1] * np.sin(t), atol=1e-10)
 
 
+@pytest.mark.slow
 def test_one_device_equals_eight():
     space = {"rho": np.linspace(5.0, 28.0, 21), "beta": np.linspace(1.0, 3.0, 21)}
     eight = dl.sweep(LORENZ(), space, 1.0, dt=1e-3, n_save=5)
@@ -98,8 +70,18 @@ def test_a_diverging_point_is_recorded_and_counted_not_fatal():
     assert not res.ok and list(res.failed) == [1] and "diverged" in res.message(1)
     assert res.summary()["failures"] == {"diverged": 1} and res.summary()["failed"] == 1
     np.testing.assert_allclose(res["u"][[0, 2]], (0.9**1000, 0.8**1000), rtol=1e-12)
+    assert repr(res) == "SweepResult(Decay, 3 points over rate; states u; 1 failed)"
 
 
+def test_settings_of_a_run_carry_over_to_a_sweep():
+    traj = dl.simulate(Decay(), 1.0, dt=1e-2, solver="heun", n_save=11)
+    res = dl.sweep(Decay(), {"rate": [1.0, 2.0]}, settings=traj.settings)
+    assert res.settings["solver"] == "heun" and res.settings["dt"] == 1e-2
+    assert res.ys is None  # the settings' n_save does not keep trajectories; n_save= does
+    np.testing.assert_allclose(res["u"][0], traj["u"][-1], rtol=1e-12)
+
+
+@pytest.mark.slow
 def test_adaptive_sweep_equals_simulate_and_reports_max_steps_per_point():
     rates = np.array([0.5, 1.0, 3.0, 2000.0])
     res = dl.sweep(Decay(), {"rate": rates}, 1.0, solver="tsit5", max_steps=60, rtol=1e-8,
@@ -111,6 +93,7 @@ def test_adaptive_sweep_equals_simulate_and_reports_max_steps_per_point():
     np.testing.assert_allclose(res["u"][:3], np.exp(-rates[:3]), rtol=1e-7)
 
 
+@pytest.mark.slow
 def test_stochastic_points_use_keys_folded_with_their_index():
     key = jax.random.key(7)
     res = dl.sweep(Noisy(), {"sigma": [0.1, 0.5, 1.0]}, 1.0, dt=1e-2, n_save=11, key=key)
@@ -122,6 +105,7 @@ def test_stochastic_points_use_keys_folded_with_their_index():
         dl.sweep(Noisy(), {"sigma": [0.1]}, 1.0, dt=1e-2)
 
 
+@pytest.mark.slow
 def test_observables_are_reduced_on_the_device():
     space = {"rho": np.linspace(10.0, 28.0, 9)}
     observables = {"x_max": "max(x)", "z_mean": lambda traj: jnp.mean(traj["z"])}
@@ -134,10 +118,11 @@ def test_observables_are_reduced_on_the_device():
     np.testing.assert_allclose(lean.observables["x_max"], res.observables["x_max"], rtol=1e-14)
 
 
+@pytest.mark.slow
 def test_the_period_of_a_harmonic_oscillator():
     k = np.array([1.0, 4.0, 9.0])
-    res = dl.sweep(Spring(), {"k": k}, 20.0, dt=1e-3, observables={"T": "period(x)",
-                                                                   "A": "amplitude(x)"})
+    res = dl.sweep(Spring(c=0.0), {"k": k}, 20.0, dt=1e-3,
+                   observables={"T": "period(x)", "A": "amplitude(x)"})
     np.testing.assert_allclose(res.observables["T"], 2 * np.pi / np.sqrt(k), rtol=1e-4)
     np.testing.assert_allclose(res.observables["A"], 1.0, rtol=1e-5)
 
@@ -168,6 +153,7 @@ def test_other_values_of_the_same_size_reuse_the_compiled_program(monkeypatch):
     np.testing.assert_allclose(sampled["u"], np.exp(-sampled.space["rate"]), rtol=1e-7)
 
 
+@pytest.mark.slow
 def test_compiled_program_has_no_collectives_unlike_a_sharded_vmap():
     # The adaptive program of the test above (the same size): taken from the cache.
     job = SweepJob(Decay(), {"rate": np.linspace(1.0, 2.0, 4)}, 1.0, solver="tsit5",

@@ -5,6 +5,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
+# white-box: the sharding helpers themselves (mesh, padding, map_batch, collectives in HLO)
 from difflab.solvers import _sharding
 
 

@@ -6,6 +6,7 @@ import pytest
 from scipy.stats import qmc
 
 import difflab as dl
+# white-box: the Sobol bit tables (sobol_unit) and product(), which has no public name
 from difflab.solvers._sweeps import spaces as _spaces
 
 
@@ -15,6 +16,13 @@ def test_grid_is_every_combination_first_axis_slowest():
     np.testing.assert_array_equal(space["rho"], [1, 1, 2, 2, 3, 3])
     np.testing.assert_array_equal(space["sigma"], [1, 10, 1, 10, 1, 10])
     np.testing.assert_array_equal(space.reshape(space["rho"])[:, 0], [1, 2, 3])
+    assert repr(space) == "Space(grid of 6 points (3x2) over rho, sigma)"
+
+
+def test_a_space_of_many_columns_prints_in_one_short_line():
+    space = dl.uniform(jax.random.key(0), 100, {f"p{i}": (0, 1) for i in range(20)})
+    assert repr(space) == ("Space(uniform of 100 points over p0, p1, p2, p3, p4, p5, ... "
+                           "(20 in all))")
 
 
 def test_initial_state_components_join_a_grid_by_name():

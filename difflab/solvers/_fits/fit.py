@@ -7,6 +7,8 @@ at once: ``vmap`` over the starts, laid over every device like a sweep's batch.
 """
 
 import dataclasses
+import functools
+import inspect
 import math
 import time
 from collections.abc import Callable, Iterator, Mapping
@@ -18,6 +20,7 @@ import numpy as np
 
 from .. import _sharding
 from .._result import Result
+from .._settings import DEFAULTS, SolveSettings, solve_arguments
 from .._simulate import DEFAULT_N_SAVE, simulate
 from .._steppers.catalog import resolve_solver
 from .methods import method_name, resolve_method
@@ -27,11 +30,12 @@ from .run import Runner
 
 DEFAULT_MAX_STEPS = {"lm": 200, "gauss_newton": 200, "dogleg": 200, "bfgs": 500, "adam": 2000}
 DEFAULT_CHUNK = {"adam": 50}
+FIT_DEFAULTS = {**DEFAULTS, "rtol": 1e-8, "atol": 1e-10}  # a smooth loss for the optimizer
 
 _MESSAGES = {
     Result.SUCCESS: "converged",
-    Result.MAX_STEPS_REACHED: "the optimizer took max_steps steps without converging; raise "
-    "max_steps, loosen rtol/atol, or start closer to the optimum",
+    Result.MAX_STEPS_REACHED: "the optimizer took fit_max_steps steps without converging; "
+    "raise fit_max_steps, loosen fit_rtol/fit_atol, or start closer to the optimum",
     Result.DIVERGED: "the loss or the parameters became NaN or infinite (the simulation "
     "failed at the parameters tried); narrow the bounds or start closer",
     Result.STEP_SIZE_TOO_SMALL: "the simulation's step size fell below its minimum",
@@ -57,7 +61,8 @@ class FitResult:
     (scaled by ``chi2 / dof`` when the data's noise level was not given). ``model`` is the
     fitted model (network weights included); ``loss_history`` the loss ``0.5 * chi^2``
     after each optimizer step (the lowest over the starts); ``result`` a
-    :class:`Result` code, explained by ``message``.
+    :class:`Result` code, explained by ``message``. A fit read from a session file has
+    its ``name`` there (and NaN for what the file does not keep, such as each start).
     """
 
     names: tuple[str, ...]
@@ -87,6 +92,7 @@ class FitResult:
     wall_time: float
     stopped: bool = False
     n_devices: int = 1
+    name: str | None = None
 
     @property
     def ok(self) -> bool:
@@ -151,33 +157,13 @@ class FitProgress:
         return float(finite.min()) if finite.size else math.nan
 
 
-def fit(model, data, params=None, *, callback: Callable | None = None, throw: bool = True,
-        **options) -> FitResult:
-    """Fit ``params`` of ``model`` to ``data``; returns a :class:`FitResult`.
-
-    Takes the arguments of :func:`fit_stream`, plus ``callback``, called with each
-    :class:`FitProgress` as the fit runs (return ``False`` from it to stop early), and
-    ``throw``: raise :class:`FitError` (carrying the result) unless the fit succeeded.
-    """
-    result = None
-    stream = fit_stream(model, data, params, **options)
-    for progress in stream:
-        if progress.done:
-            result = progress.result
-        if callback is not None and callback(progress) is False and not progress.done:
-            result = stream.send("stop")
-            break
-    stream.close()
-    if throw and not result.ok:
-        raise FitError(f"fit of {type(model).__name__}: {result.message}", result)
-    return result
-
-
-def fit_stream(model, data, params=None, *, sigma=None, method="lm", t0=0.0, t1=None,
-               dt=None, solver=None, n_save=None, y0=None, bounds=None, log_scale=None,
-               starts=1, seed: int = 0, max_steps: int | None = None, rtol=1e-8, atol=1e-8,
-               learning_rate=1e-2, chunk_size: int | None = None, devices=None,
-               simulate_options: Mapping | None = None) -> Iterator[FitProgress]:
+def fit_stream(model, data, params=None, *, sigma=None, method="lm", t0=None, t1=None,
+               dt=None, solver=None, n_save: int | None = None, y0=None, rtol=None,
+               atol=None, max_steps: int | None = None, settings: SolveSettings | None = None,
+               bounds=None, log_scale=None, starts=1, seed: int = 0,
+               fit_max_steps: int | None = None, fit_rtol=1e-8, fit_atol=1e-8,
+               learning_rate=1e-2, chunk_size: int | None = None,
+               devices=None) -> Iterator[FitProgress]:
     """Fit ``params`` of ``model`` to ``data``, yielding a :class:`FitProgress` per chunk.
 
     Args:
@@ -193,21 +179,23 @@ def fit_stream(model, data, params=None, *, sigma=None, method="lm", t0=0.0, t1=
         method: ``"lm"`` (Levenberg-Marquardt, optimistix; default), ``"bfgs"``,
             ``"adam"`` (optax; for large or neural models), ``"dogleg"``,
             ``"gauss_newton"``, or an optimistix solver or optax transformation.
-        t0, t1, dt, solver, n_save, y0: the simulation (as in :func:`simulate`);
-            ``t1`` defaults to the last observed time.
+        t0, t1, dt, solver, n_save, y0, rtol, atol, max_steps, settings: the simulation,
+            as in :func:`simulate`; ``t1`` defaults to the last observed time, ``rtol``
+            and ``atol`` of an adaptive solver to 1e-8 and 1e-10.
         bounds: ``{name: (lo, hi)}``, overriding the model's declared bounds (``None``
             for unbounded). Fitted values always stay inside their bounds.
         log_scale: fit positive parameters on a log scale (``None``: every parameter whose
             value and lower bound are positive; or ``True``/``False``/``{name: bool}``).
         starts: the number of starts (the model's values, then values drawn within the
             bounds with ``seed``), or ``{name: [values...]}``. All run at once.
-        max_steps: the most optimizer steps (default 200 for LM, 500 BFGS, 2000 Adam).
-        rtol, atol: convergence tolerances of LM/BFGS; learning_rate: Adam's step size.
+        fit_max_steps: the most optimizer steps (default 200 for LM, 500 BFGS, 2000
+            Adam).
+        fit_rtol, fit_atol: the optimizer's convergence tolerances (LM, BFGS): it stops
+            when the step and the change of the loss fall below them.
+        learning_rate: Adam's step size.
         chunk_size: optimizer steps per chunk sent to the host (default 10; Adam 50).
         devices: the devices the starts are laid over (default all of them, at most
             one per start), as :func:`difflab.sweep` takes them.
-        simulate_options: more keyword arguments of :func:`simulate` (``rtol``,
-            ``atol``, ``max_steps`` of an adaptive solver).
 
     Send ``"stop"`` to the generator to end the fit early: it answers the
     :class:`FitResult` of the steps so far.
@@ -217,14 +205,17 @@ def fit_stream(model, data, params=None, *, sigma=None, method="lm", t0=0.0, t1=
     obs = as_observations(data)
     optimizer = resolve_method(method)
     name = method_name(optimizer)
-    max_steps = int(max_steps if max_steps is not None else DEFAULT_MAX_STEPS.get(name, 500))
+    fit_max_steps = int(fit_max_steps if fit_max_steps is not None
+                        else DEFAULT_MAX_STEPS.get(name, 500))
     chunk = int(chunk_size or DEFAULT_CHUNK.get(name, 10))
-    if max_steps < 1 or chunk < 1:
-        raise ValueError("max_steps and chunk_size must be at least 1")
+    if fit_max_steps < 1 or chunk < 1:
+        raise ValueError("fit_max_steps and chunk_size must be at least 1")
+    solve = solve_arguments(settings, FIT_DEFAULTS, t0=t0, t1=t1, dt=dt, solver=solver,
+                            n_save=n_save, y0=y0, rtol=rtol, atol=atol, max_steps=max_steps)
     problem, scales, args, settings, absolute = _setup(
-        model, obs, params, sigma=sigma, t0=t0, t1=t1, dt=dt, solver=solver, n_save=n_save,
-        y0=y0, bounds=bounds, log_scale=log_scale, simulate_options=simulate_options or {})
-    args["optimizer"] = {"rtol": jnp.asarray(rtol, float), "atol": jnp.asarray(atol, float),
+        model, obs, params, solve, bounds=bounds, log_scale=log_scale, sigma=sigma)
+    args["optimizer"] = {"rtol": jnp.asarray(fit_rtol, float),
+                         "atol": jnp.asarray(fit_atol, float),
                          "learning_rate": jnp.asarray(learning_rate, float)}
     u_rows = start_points(problem.names, scales, model, starts, seed)
     chosen = _sharding.select_devices(devices)
@@ -233,11 +224,11 @@ def fit_stream(model, data, params=None, *, sigma=None, method="lm", t0=0.0, t1=
 
     def result(stopped=False):
         outcome = runner.finish(adam=name in ("adam", "optax"), stopped=stopped)
-        return _result(runner, outcome, model, obs, settings, absolute, name, max_steps,
+        return _result(runner, outcome, model, obs, settings, absolute, name, fit_max_steps,
                        learning_rate, started, stopped)
 
-    while runner.steps < max_steps and not runner.all_done:
-        step, losses, parameters, start_losses = runner.advance(max_steps - runner.steps)
+    while runner.steps < fit_max_steps and not runner.all_done:
+        step, losses, parameters, start_losses = runner.advance(fit_max_steps - runner.steps)
         command = yield FitProgress(step, losses, parameters, start_losses, problem.names)
         if command == "stop":
             yield result(stopped=True)
@@ -246,11 +237,59 @@ def fit_stream(model, data, params=None, *, sigma=None, method="lm", t0=0.0, t1=
                       runner.last_loss.copy(), problem.names, True, result())
 
 
+def _with_arguments_of(stream):
+    """Give the decorated function every parameter of ``stream``, then its own keyword-only
+    ones: one definition of the arguments, shown by ``help`` and checked on each call."""
+
+    def decorate(fn):
+        own = inspect.signature(fn)
+        extra = [p for p in own.parameters.values() if p.kind is p.KEYWORD_ONLY]
+        signature = inspect.signature(stream).replace(
+            parameters=[*inspect.signature(stream).parameters.values(), *extra],
+            return_annotation=own.return_annotation)
+
+        @functools.wraps(fn)
+        def checked(*args, **kwargs):
+            try:
+                signature.bind(*args, **kwargs)
+            except TypeError as error:  # an unknown or missing argument, by name
+                raise TypeError(f"{fn.__name__}() {error}") from None
+            return fn(*args, **kwargs)
+
+        checked.__signature__ = signature
+        return checked
+
+    return decorate
+
+
+@_with_arguments_of(fit_stream)
+def fit(model, data, params=None, *, callback: Callable | None = None, throw: bool = True,
+        **arguments) -> FitResult:
+    """Fit ``params`` of ``model`` to ``data``; returns a :class:`FitResult`.
+
+    Takes every argument of :func:`fit_stream` (its signature lists them), plus
+    ``callback``, called with each :class:`FitProgress` as the fit runs (return ``False``
+    from it to stop early), and ``throw``: raise :class:`FitError` (carrying the result)
+    unless the fit succeeded.
+    """
+    result = None
+    stream = fit_stream(model, data, params, **arguments)
+    for progress in stream:
+        if progress.done:
+            result = progress.result
+        if callback is not None and callback(progress) is False and not progress.done:
+            result = stream.send("stop")
+            break
+    stream.close()
+    if throw and not result.ok:
+        raise FitError(f"fit of {type(model).__name__}: {result.message}", result)
+    return result
+
+
 # -- setting up -----------------------------------------------------------------------
 
 
-def _setup(model, obs, params, *, sigma, t0, t1, dt, solver, n_save, y0, bounds, log_scale,
-           simulate_options):
+def _setup(model, obs, params, solve, *, bounds, log_scale, sigma):
     scalars, arrays = split_params(model, params)
     scales = tuple(_scale(model, n, bounds, log_scale) for n in scalars)
     for name in bounds or {}:
@@ -258,36 +297,34 @@ def _setup(model, obs, params, *, sigma, t0, t1, dt, solver, n_save, y0, bounds,
             raise ValueError(f"bounds name {name!r}, which is not a fitted scalar parameter")
     index = tuple(model.state_index(s) if s in model.state_names else _unknown_state(model, s)
                   for s in obs.states)
-    t0 = float(t0)
-    t1 = float(obs.t.max() if t1 is None else t1)
-    if not t1 > t0 or obs.t.min() < t0 or obs.t.max() > t1:
-        raise ValueError(f"the observations span [{obs.t.min():g}, {obs.t.max():g}], which "
-                         f"must lie within (t0, t1] = ({t0:g}, {t1:g}]")
-    if n_save is None and dt is not None and not resolve_solver(solver, model).adaptive:
-        n_save = min(DEFAULT_N_SAVE, math.ceil((t1 - t0) / float(dt) * (1 - 1e-12)) + 1)
-    static = {"solver": solver, "n_save": n_save, **{k: v for k, v in simulate_options.items()
-                                                      if k in ("max_steps",)}}
+    settings = _span(obs, solve, model)
+    static = {k: settings[k] for k in ("solver", "n_save", "max_steps") if k in settings}
     problem = Problem(scalars, tuple(s.kind for s in scales), arrays,
-                      eqx.partition(model, eqx.is_array)[1], index,
-                      tuple(sorted((k, v) for k, v in static.items() if v is not None)))
+                      eqx.partition(model, eqx.is_array)[1], index, tuple(sorted(static.items())))
     sd, absolute = _noise(obs, sigma)
     f = jnp.result_type(float)
-    args = {"model": eqx.partition(model, eqx.is_array)[0],
-            "t0": jnp.asarray(t0, f), "t1": jnp.asarray(t1, f),
-            "dt": None if dt is None else jnp.asarray(dt, f),
-            "y0": None if y0 is None else jnp.asarray(y0, f),
-            "rtol": jnp.asarray(simulate_options.get("rtol", 1e-8), f),
-            "atol": jnp.asarray(simulate_options.get("atol", 1e-10), f),
+    traced = {k: None if settings.get(k) is None else jnp.asarray(settings[k], f)
+              for k in ("t0", "t1", "dt", "y0", "rtol", "atol")}
+    args = {"model": eqx.partition(model, eqx.is_array)[0], **traced,
             "t_obs": jnp.asarray(obs.t, f), "y_obs": jnp.asarray(np.nan_to_num(obs.y), f),
             "mask": jnp.asarray(np.isfinite(obs.y)), "weight": jnp.asarray(1.0 / sd, f),
             "bounds": jnp.asarray([[s.lo, s.hi] for s in scales], f).reshape(-1, 2)}
-    unknown = [k for k in simulate_options if k not in ("rtol", "atol", "max_steps")]
-    if unknown:
-        raise ValueError(f"simulate_options takes rtol, atol and max_steps, not {unknown[0]!r}")
-    settings = {"t0": t0, "t1": t1, "dt": dt, "solver": solver, "n_save": n_save, "y0": y0,
-                **dict(simulate_options)}
-    settings = {k: v for k, v in settings.items() if v is not None}
     return problem, scales, args, settings, absolute
+
+
+def _span(obs, solve, model) -> dict:
+    """The simulation's settings, checked against the observed times (``None`` left out)."""
+    t0 = float(solve["t0"])
+    t1 = float(obs.t.max() if solve["t1"] is None else solve["t1"])
+    if not t1 > t0 or obs.t.min() < t0 or obs.t.max() > t1:
+        raise ValueError(f"the observations span [{obs.t.min():g}, {obs.t.max():g}], which "
+                         f"must lie within (t0, t1] = ({t0:g}, {t1:g}]")
+    n_save, dt = solve["n_save"], solve["dt"]
+    if n_save is None and dt is not None and not resolve_solver(solve["solver"], model).adaptive:
+        n_save = min(DEFAULT_N_SAVE, math.ceil((t1 - t0) / float(dt) * (1 - 1e-12)) + 1)
+    settings = {**solve, "t0": t0, "t1": t1, "n_save": n_save}
+    settings.pop("key", None)
+    return {k: v for k, v in settings.items() if v is not None}
 
 
 def _unknown_state(model, state):

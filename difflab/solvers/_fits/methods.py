@@ -84,7 +84,7 @@ def _state_loss(state):
 class Adam(eqx.Module):
     """Adam (optax) on ``0.5 * sum(residuals**2)``: for large or neural models.
 
-    Runs ``max_steps`` steps (no convergence test); a step whose loss or gradient is not
+    Runs ``fit_max_steps`` steps (no convergence test); a step whose loss or gradient is not
     finite is skipped, and the fit ends as diverged after 20 such steps in a row.
     """
 

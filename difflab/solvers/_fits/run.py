@@ -184,7 +184,7 @@ TRAILING = (10.0, 1e-2)  # a start 10x worse than the best one, improving < 1% p
 def _stalled(optimizer, status, loss, done, code, opt, leader):
     """Retire LM/BFGS starts that will not matter, in windows of ``STALL_STEPS`` steps.
 
-    A start whose best loss fell by less than ``rtol`` (relative) over a window has
+    A start whose best loss fell by less than ``fit_rtol`` (relative) over a window has
     converged as far as it will (what is left are steps rejected again and again). With
     several starts, one still ``TRAILING[0]`` times worse than the best start at the last
     chunk (``leader``), and improving by less than ``TRAILING[1]`` per window, is given up.

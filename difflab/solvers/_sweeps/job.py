@@ -18,6 +18,7 @@ import numpy as np
 from ...models import Model
 from .. import _sharding
 from .._result import Result
+from .._settings import solve_arguments
 from .._simulate import prepare, save_times
 from . import kernel as _kernel
 from . import observables as _observables
@@ -121,9 +122,9 @@ class SweepJob:
     ``TypeError`` naming the culprit.
     """
 
-    def __init__(self, model, space, t1, *, t0=0.0, dt=None, solver=None, n_save=None,
-                 y0=None, observables=None, trajectories=None, key=None, rtol=1e-6,
-                 atol=1e-9, max_steps=100_000, chunk_size=None,
+    def __init__(self, model, space, t1=None, *, t0=None, dt=None, solver=None, n_save=None,
+                 y0=None, key=None, rtol=None, atol=None, max_steps=None, settings=None,
+                 observables=None, trajectories=None, chunk_size=None,
                  memory_budget=DEFAULT_MEMORY_BUDGET, block_size=None, devices=None):
         if not isinstance(model, Model):
             raise TypeError(f"model must be a difflab.Model, not {type(model).__name__}")
@@ -132,13 +133,14 @@ class SweepJob:
         self.state_names = tuple(model.state_names)
         self.observables = _observables.resolve_observables(observables, self.state_names)
         self.keep_y = bool(trajectories if trajectories is not None else n_save is not None)
+        solve = solve_arguments(settings, t1=t1, t0=t0, dt=dt, solver=solver, n_save=n_save,
+                                y0=y0, key=key, rtol=rtol, atol=atol, max_steps=max_steps)
         if n_save is None and not (self.observables or self.keep_y):
-            n_save = 2
-        self.plan, self.args = prepare(model, t1, t0=t0, dt=dt, solver=solver, n_save=n_save,
-                                       y0=y0, key=key, rtol=rtol, atol=atol, max_steps=max_steps)
-        self.key = key
-        self.options = dict(t0=t0, t1=t1, dt=dt, n_save=self.plan.n_save, rtol=rtol, atol=atol,
-                            max_steps=max_steps)
+            solve["n_save"] = 2  # only the final state is kept
+        self.plan, self.args = prepare(model, **solve)
+        self.key = solve["key"]
+        self.options = dict(n_save=self.plan.n_save, **{k: solve[k] for k in (
+            "t0", "t1", "dt", "rtol", "atol", "max_steps")})
         self.names = tuple(n for n in self.space.names if n != "y0" and not n.startswith("y0."))
         self.y0_swept = len(self.names) < len(self.space.names)
         self.mesh = _sharding.batch_mesh(self._devices(devices))

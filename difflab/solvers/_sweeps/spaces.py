@@ -53,6 +53,9 @@ class Space:
     def __len__(self) -> int:
         return len(next(iter(self.columns.values())))
 
+    def __repr__(self) -> str:
+        return f"Space({describe(self)})"
+
     @property
     def names(self) -> tuple[str, ...]:
         return tuple(self.columns)
@@ -239,8 +242,16 @@ def sobol(key, n: int, axes: dict | None = None, /, scramble: bool = True, **mor
 
 def describe(space: Space) -> str:
     """One line: the kind, size and columns of a space."""
-    shape = "x".join(map(str, space.shape))
-    return f"{space.kind} of {len(space)} points ({shape}) over {', '.join(space.names)}"
+    kind = "" if space.kind == "points" else f"{space.kind} of "
+    shape = f" ({'x'.join(map(str, space.shape))})" if len(space.shape) > 1 else ""
+    return f"{kind}{len(space)} points{shape} over {short_names(space.names)}"
+
+
+def short_names(names, most: int = 6) -> str:
+    """``names`` joined by commas, the first ``most`` of them and how many more."""
+    names = list(names)
+    shown = ", ".join(names[:most])
+    return shown if len(names) <= most else f"{shown}, ... ({len(names)} in all)"
 
 
 def product(*spaces: Space) -> Space:

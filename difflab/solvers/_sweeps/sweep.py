@@ -18,8 +18,9 @@ import numpy as np
 from jax.experimental import multihost_utils
 
 from .._result import Result, message
+from .._simulate import model_of, simulate
 from .job import DEFAULT_MEMORY_BUDGET, NOT_RUN, SweepJob
-from .spaces import Space
+from .spaces import Space, describe, short_names
 
 
 @dataclasses.dataclass(eq=False)
@@ -30,7 +31,9 @@ class SweepResult:
     the trajectories at ``ts`` when kept (else ``None``); ``observables[name]`` (points,)
     the reduced observables; ``result`` (points,) the :class:`Result` codes (``-1`` for a
     point another process computed); ``steps`` the steps each took. ``stats`` holds the
-    timings: compile time apart from run time.
+    timings: compile time apart from run time. ``model``, ``settings`` (shared by every
+    point), ``key`` and the swept ``y0`` rows are what made it: :meth:`rerun` simulates
+    one point again. A sweep read from a session file reads its arrays when used.
     """
 
     space: Space
@@ -44,6 +47,10 @@ class SweepResult:
     trajectories: bool = False
     out: str | None = None
     name: str | None = None
+    model: object = None
+    settings: dict | None = None
+    key: object = None
+    y0: np.ndarray | None = None
 
     @property
     def final(self) -> np.ndarray:
@@ -64,10 +71,46 @@ class SweepResult:
     def __len__(self) -> int:
         return len(self.result)
 
+    def __repr__(self) -> str:
+        model = f"{type(self.model).__name__}, " if self.model is not None else ""
+        kept = f"; n_save={len(self.ts)}" if self.trajectories else ""
+        done = "" if self.complete else ", incomplete"
+        return (f"SweepResult({model}{describe(self.space)}; states "
+                f"{short_names(self.state_names)}{kept}; {self.failed.size} failed{done})")
+
     @property
     def failed(self) -> np.ndarray:
         """The indices of the points that did not succeed."""
-        return np.flatnonzero((self.result != Result.SUCCESS) & (self.result != NOT_RUN))
+        result = np.asarray(self.result)
+        return np.flatnonzero((result != Result.SUCCESS) & (result != NOT_RUN))
+
+    @property
+    def complete(self) -> bool:
+        """True when every point has been computed (a stopped or killed sweep is not)."""
+        return not np.any(np.asarray(self.result) == NOT_RUN)
+
+    def point(self, i: int) -> dict[str, float]:
+        """The swept values of point ``i`` (parameters and ``y0.<state>`` columns)."""
+        return {name: float(self.space[name][i]) for name in self.space.names
+                if name != "y0"}
+
+    def rerun(self, i: int, model=None, key=None, **changes):
+        """Simulate point ``i`` alone with the sweep's settings (a :class:`Trajectory`).
+
+        A stochastic sweep gives point ``i`` the key ``jax.random.fold_in(key, i)``;
+        ``key`` overrides it. ``model``: an instance of a user model's class, for a sweep
+        read from a file.
+        """
+        if self.model is None or self.settings is None:
+            raise ValueError("this sweep does not know the model and settings it ran with")
+        params = {k: v for k, v in self.point(i).items() if not k.startswith("y0.")}
+        built = model_of(self.model, model).replace(**params)
+        settings = {**self.settings, **changes}
+        if self.y0 is not None:
+            settings["y0"] = np.asarray(self.y0[i], dtype=np.float64)
+        if key is None and self.key is not None:
+            key = jax.random.fold_in(self.key, i)
+        return simulate(built, settings.pop("t1"), key=key, throw=False, **settings)
 
     @property
     def ok(self) -> bool:
@@ -165,8 +208,10 @@ def execute_sweep(job: SweepJob, *, output=None, progress=None, collect=True) ->
     stats.update(out=out, name=name, failed=sum(stats["failures"].values()))
     if keep is None:
         return stats
+    y0 = job.initial_states(0, job.n_points) if job.y0_swept else None
     return SweepResult(job.space, job.state_names, job.ts, keep.y, keep.result, keep.steps,
-                       keep.observables, stats, job.keep_y, out, name)
+                       keep.observables, stats, job.keep_y, out, name, job.model,
+                       job.settings(), job.key, y0)
 
 
 def _agreed_chunks(job: SweepJob, store) -> list[int]:
@@ -225,9 +270,9 @@ def _gather(stats: dict) -> dict:
                 points_per_second=float(total[0]) / max(run_time, 1e-12))
 
 
-def sweep(model, space, t1, *, t0=0.0, dt=None, solver=None, n_save=None, y0=None,
-          observables=None, trajectories=None, key=None, rtol=1e-6, atol=1e-9,
-          max_steps=100_000, chunk_size=None, memory_budget=DEFAULT_MEMORY_BUDGET,
+def sweep(model, space, t1=None, *, t0=None, dt=None, solver=None, n_save=None, y0=None,
+          key=None, rtol=None, atol=None, max_steps=None, settings=None, observables=None,
+          trajectories=None, chunk_size=None, memory_budget=DEFAULT_MEMORY_BUDGET,
           block_size=None, devices=None, out=None, name=None, resume=None,
           progress=None) -> SweepResult:
     """Simulate ``model`` at every point of ``space``, sharded over every device.
@@ -238,14 +283,16 @@ def sweep(model, space, t1, *, t0=0.0, dt=None, solver=None, n_save=None, y0=Non
             ``difflab.grid``, ``uniform``, ``latin_hypercube`` or ``sobol``. Columns name
             parameters (``"rho"``), the initial state (``"y0"``, rows of states) or one
             component of it (``"y0.x"``).
-        t1, t0, dt, solver, y0, rtol, atol, max_steps: as in :func:`difflab.simulate`,
-            shared by every point (``y0`` is the base initial state).
+        t1, t0, dt, solver, y0, rtol, atol, max_steps, settings: as in
+            :func:`difflab.simulate`, shared by every point (``y0`` is the base initial
+            state).
         n_save: keep each trajectory at ``n_save`` evenly spaced times (``ys``); without
-            it only the final state is kept, unless ``trajectories=True``.
-        observables: ``{name: f}`` with ``f(traj) -> number`` run on the device for each
-            point, or a spec like ``"max(x)"``; the trajectory is not kept unless asked.
+            it only the final state is kept, unless ``trajectories=True`` (the
+            ``n_save`` of ``settings`` only sets the times observables see).
         key: a ``jax.random`` key for stochastic models; point ``i`` uses
             ``jax.random.fold_in(key, i)``.
+        observables: ``{name: f}`` with ``f(traj) -> number`` run on the device for each
+            point, or a spec like ``"max(x)"``; the trajectory is not kept unless asked.
         chunk_size: points per chunk (default: from ``memory_budget``, about a tenth of
             the sweep); ``block_size``: points a device steps together.
         devices: an int (the first N devices) or a list of devices; default all.
@@ -258,8 +305,8 @@ def sweep(model, space, t1, *, t0=0.0, dt=None, solver=None, n_save=None, y0=Non
     reuses the compiled program.
     """
     job = SweepJob(model, space, t1, t0=t0, dt=dt, solver=solver, n_save=n_save, y0=y0,
-                   observables=observables, trajectories=trajectories, key=key, rtol=rtol,
-                   atol=atol, max_steps=max_steps, chunk_size=chunk_size,
+                   key=key, rtol=rtol, atol=atol, max_steps=max_steps, settings=settings,
+                   observables=observables, trajectories=trajectories, chunk_size=chunk_size,
                    memory_budget=memory_budget, block_size=block_size, devices=devices)
     output = None
     if out is not None:

@@ -1,0 +1,178 @@
+"""Stored groups read back as the classes the solvers return.
+
+A run is a :class:`difflab.Trajectory`, a sweep a :class:`difflab.SweepResult`, a fit a
+:class:`difflab.FitResult`, a sensitivity a :class:`difflab.Sensitivity`: one class per
+concept, whether computed now or read from a file. Big arrays stay :class:`LazyArray`.
+"""
+
+import numpy as np
+
+from ..solvers import (
+    FitResult,
+    Observations,
+    Result,
+    Sensitivity,
+    SolveSettings,
+    Space,
+    SweepResult,
+    Trajectory,
+    default_solver,
+)
+from ._provenance import key_from_record
+
+DEFAULTS = {"t0": 0.0, "rtol": 1e-6, "atol": 1e-9, "max_steps": 100_000}
+
+
+def model_of(stored, record=None):
+    """The model a stored result used: built where DiffLab may build it (a built-in or
+    equations model, or a user model already loaded), else its :class:`ModelRecord`."""
+    record = stored.model if record is None else record
+    try:
+        return record.build()
+    except (ValueError, KeyError, TypeError):  # user code DiffLab will not run, or gone
+        return record
+
+
+def _array(variable):
+    return None if variable is None else variable.data
+
+
+def _key(stored):
+    attrs = stored.attrs
+    if "key_data" not in attrs:
+        return None
+    data = tuple(int(v) for v in np.atleast_1d(attrs["key_data"]))
+    return str(attrs.get("key_impl", "threefry2x32")), data
+
+
+def solve_settings(stored, model, ts, ys) -> SolveSettings:
+    """A run's :class:`SolveSettings`; older files lack some, and get ``simulate``'s defaults."""
+    a = {**DEFAULTS, **stored.settings}
+    solver = a.get("solver") or (default_solver(model) if not hasattr(model, "build") else "")
+    y0 = a["y0"] if "y0" in a else np.asarray(ys[0])
+    return SolveSettings(
+        solver=str(solver), t0=float(a.get("t0", np.asarray(ts[0]))),
+        t1=float(a.get("t1", np.asarray(ts[-1]))),
+        dt=None if a.get("dt") is None else float(a["dt"]), n_save=int(a.get("n_save", len(ts))),
+        rtol=float(a["rtol"]), atol=float(a["atol"]), max_steps=int(a["max_steps"]),
+        y0=tuple(float(v) for v in np.atleast_1d(y0)), key=_key(stored),
+        precision=str(stored.attrs.get("precision", "float64")))
+
+
+def trajectory(stored) -> Trajectory:
+    model = model_of(stored)
+    ts, ys = stored.variables["time"].data, stored.variables["y"].data
+    return Trajectory(ts, ys, np.int32(stored.attrs.get("result", 0)),
+                      np.int64(stored.attrs.get("steps", 0)), stored.state_names,
+                      stored.attrs.get("wall_time"), model, solve_settings(stored, model, ts, ys),
+                      stored.name)
+
+
+def sweep_result(stored) -> SweepResult:
+    v, attrs = stored.variables, stored.attrs
+    return SweepResult(_space(stored), stored.state_names, v["time"].data, v["y"].data,
+                       v["result"].data, v["steps"].data, _observables(v), {},
+                       bool(attrs.get("trajectories", 0)), stored.session.path, stored.name,
+                       model_of(stored), _sweep_settings(stored), _stored_key(stored),
+                       None if "y0" not in v else np.asarray(v["y0"].data, dtype=np.float64))
+
+
+def _space(stored) -> Space:
+    """The swept space, from the parameter table and the ``space_kind``, ``space_shape``
+    and ``swept`` attributes (the space's columns, in order) that ``sweep`` writes."""
+    v, attrs, names = stored.variables, stored.attrs, stored.parameter_names
+    n = int(attrs.get("n_points", v["parameters"].shape[0]))
+    table = np.asarray(v["parameters"].data, dtype=np.float64).reshape(n, len(names))
+    columns = {n: table[:, j] for j, n in enumerate(names)}
+    if "y0" in v:
+        y0 = np.asarray(v["y0"].data, dtype=np.float64)
+        columns.update({f"y0.{s}": y0[:, j] for j, s in enumerate(stored.state_names)}, y0=y0)
+    swept = attrs.get("swept", list(names))
+    swept = [swept] if isinstance(swept, str) else list(swept)
+    if not swept or not all(c in columns for c in swept):
+        swept = list(names) or ["y0"]
+    shape = tuple(int(n) for n in np.atleast_1d(attrs.get("space_shape", len(table))))
+    if int(np.prod(shape)) != len(table):
+        shape = (len(table),)
+    return Space({c: columns[c] for c in swept}, shape, str(attrs.get("space_kind", "points")))
+
+
+def _observables(variables) -> dict:
+    return {n: var.data for n, var in variables.items()
+            if var.dims == ("point",) and n not in ("point", "result", "steps")}
+
+
+def _sweep_settings(stored) -> dict:
+    settings = {**DEFAULTS, **stored.settings}
+    if "y0" in stored.variables:  # each point's own
+        settings.pop("y0", None)
+    return settings
+
+
+def _stored_key(stored):
+    key = _key(stored)
+    return None if key is None else key_from_record(key[1], key[0])
+
+
+def fit_result(stored) -> FitResult:
+    attrs, v = stored.attrs, stored.variables
+    names = tuple(v["parameter"].data)
+    n = len(names)
+    losses = np.asarray(v["loss"].data, dtype=np.float64)
+    history = np.asarray(v["parameters"].data, dtype=np.float64).reshape(-1, n)
+    finished = "best_parameters" in attrs
+    best = (np.atleast_1d(attrs["best_parameters"]) if finished
+            else (history[-1] if len(history) else np.full(n, np.nan)))
+    stderr = np.atleast_1d(attrs.get("stderr", np.full(n, np.nan))).astype(float)
+    correlation = np.asarray(attrs.get("correlation", np.full(n * n, np.nan)),
+                             dtype=float).reshape(n, n)
+    start = model_of(stored)
+    fitted = stored.fitted_model
+    data = _observations(stored.data)
+    chi2 = float(attrs.get("chi2", 2 * losses.min() if len(losses) else np.nan))
+    n_starts = int(attrs.get("n_starts", 1))
+    return FitResult(
+        names=names, params=dict(zip(names, map(float, best))),
+        stderr=dict(zip(names, map(float, stderr))),
+        covariance=correlation * np.outer(stderr, stderr), correlation=correlation,
+        model=start if fitted is None else model_of(stored, fitted), start_model=start,
+        loss=float(losses.min()) if len(losses) else np.nan, chi2=chi2,
+        n_data=0 if data is None else int(np.isfinite(data.y).sum()),
+        dof=int(attrs.get("dof", 0)), absolute_sigma=bool(attrs.get("absolute_sigma", 0)),
+        loss_history=losses, parameter_history=history,
+        result=Result(int(attrs.get("result", 0))), n_steps=len(losses),
+        method=str(attrs.get("method", attrs.get("optimizer", ""))),
+        start_losses=np.full(n_starts, np.nan), start_params=np.full((n_starts, n), np.nan),
+        best_start=0, data=data, settings=_fit_settings(stored),
+        max_steps=int(attrs.get("max_steps", len(losses))),
+        learning_rate=attrs.get("learning_rate"), wall_time=float(attrs.get("wall_time", np.nan)),
+        stopped=not stored.complete, name=stored.name)  # finish() marks a fit complete
+
+
+def _fit_settings(stored) -> dict:
+    """The solver settings of a fit: its ``max_steps`` attribute is the optimizer's, not the
+    solver's (which the file does not keep: ``simulate``'s default)."""
+    return {**DEFAULTS, **{k: v for k, v in stored.settings.items() if k != "max_steps"}}
+
+
+def _observations(group) -> Observations | None:
+    if group is None:
+        return None
+    sigma = group["sigma"].data if "sigma" in group else None
+    return Observations(np.asarray(group["time"].data), np.asarray(group["y"].data),
+                        tuple(group["state"].data), None if sigma is None else np.asarray(sigma))
+
+
+def sensitivity(stored, runs: dict) -> Sensitivity:
+    v, attrs = stored.variables, stored.attrs
+    names = tuple(v["parameter"].data)
+    record = stored.model
+    values = np.array([record.parameters.get(p, np.nan) for p in names])
+    run = runs.get(attrs.get("run"))
+    ts = v["time"].data if "time" in v else (None if run is None else run.variables["time"].data)
+    ys = None if run is None else run.variables["y"].data
+    result = Result(int(run.attrs.get("result", 0))) if run is not None else Result.SUCCESS
+    states = tuple(v["state"].data) if "state" in v else (run.state_names if run else ())
+    return Sensitivity(ts, ys, _array(v.get("dy_dp")), names, values, states, result,
+                       model_of(stored), {**DEFAULTS, **stored.settings}, stored.name,
+                       _array(v.get("gradient")))

@@ -1,0 +1,30 @@
+"""The file schema's names, in one place (``docs/hdf5-schema.md`` describes them)."""
+
+import re
+
+SCHEMA_VERSION = 2  # 2: labels as netCDF char arrays (1: 1-D strings, still read)
+FORMAT = "difflab-session"
+KINDS = {"runs": "run", "sweeps": "sweep", "fits": "fit", "sensitivities": "sensitivity"}
+NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]{0,63}")
+SETTING_NAMES = ("solver", "t0", "t1", "dt", "n_save", "rtol", "atol", "max_steps", "y0")
+SETTINGS = (*SETTING_NAMES, "seed")  # written as result attributes
+
+# kind -> (coordinates: name -> "f"/"i"/"s", required variables: name -> (dims, "f"/"i"),
+#          optional variables, required attributes)
+SPECS = {
+    "runs": ({"time": "f", "state": "s"}, {"y": (("time", "state"), "f")}, {}, ()),
+    "sweeps": (
+        {"point": "i", "time": "f", "state": "s", "parameter": "s", "chunk": "i"},
+        {"parameters": (("point", "parameter"), "f"), "y": (("point", "time", "state"), "f"),
+         "result": (("point",), "i"), "steps": (("point",), "i"),
+         "chunk_done": (("chunk",), "i")},
+        {"y0": (("point", "state"), "f")}, ("n_points", "chunk_size")),
+    "fits": ({"step": "i", "parameter": "s"},
+             {"loss": (("step",), "f"), "parameters": (("step", "parameter"), "f")}, {}, ()),
+    "sensitivities": ({"parameter": "s"}, {},
+                      {"gradient": (("parameter",), "f"),
+                       "dy_dp": (("time", "state", "parameter"), "f")}, ()),
+}
+DATA_SPEC = ({"time": "f", "state": "s"}, {"y": (("time", "state"), "f")},
+             {"sigma": (("time", "state"), "f")}, ())
+OPTIONAL_COORDS = {"sensitivities": {"time": "f", "state": "s"}}
