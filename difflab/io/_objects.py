@@ -20,10 +20,10 @@ from ..solvers import (
 )
 from ._provenance import key_from_record
 
-DEFAULTS = {"t0": 0.0, "rtol": 1e-6, "atol": 1e-9, "max_steps": 100_000}
+DEFAULTS = SolveSettings.DEFAULTS  # for settings that files written earlier lack
 
 
-def model_of(stored, record=None):
+def _built(stored, record=None):
     """The model a stored result used: built where DiffLab may build it (a built-in or
     equations model, or a user model already loaded), else its :class:`ModelRecord`."""
     record = stored.model if record is None else record
@@ -60,7 +60,7 @@ def solve_settings(stored, model, ts, ys) -> SolveSettings:
 
 
 def trajectory(stored) -> Trajectory:
-    model = model_of(stored)
+    model = _built(stored)
     ts, ys = stored.variables["time"].data, stored.variables["y"].data
     return Trajectory(ts, ys, np.int32(stored.attrs.get("result", 0)),
                       np.int64(stored.attrs.get("steps", 0)), stored.state_names,
@@ -73,7 +73,7 @@ def sweep_result(stored) -> SweepResult:
     return SweepResult(_space(stored), stored.state_names, v["time"].data, v["y"].data,
                        v["result"].data, v["steps"].data, _observables(v), {},
                        bool(attrs.get("trajectories", 0)), stored.session.path, stored.name,
-                       model_of(stored), _sweep_settings(stored), _stored_key(stored),
+                       _built(stored), _sweep_settings(stored), _stored_key(stored),
                        None if "y0" not in v else np.asarray(v["y0"].data, dtype=np.float64))
 
 
@@ -81,9 +81,9 @@ def _space(stored) -> Space:
     """The swept space, from the parameter table and the ``space_kind``, ``space_shape``
     and ``swept`` attributes (the space's columns, in order) that ``sweep`` writes."""
     v, attrs, names = stored.variables, stored.attrs, stored.parameter_names
-    n = int(attrs.get("n_points", v["parameters"].shape[0]))
-    table = np.asarray(v["parameters"].data, dtype=np.float64).reshape(n, len(names))
-    columns = {n: table[:, j] for j, n in enumerate(names)}
+    n_points = int(attrs.get("n_points", v["parameters"].shape[0]))
+    table = np.asarray(v["parameters"].data, dtype=np.float64).reshape(n_points, len(names))
+    columns = {name: table[:, j] for j, name in enumerate(names)}
     if "y0" in v:
         y0 = np.asarray(v["y0"].data, dtype=np.float64)
         columns.update({f"y0.{s}": y0[:, j] for j, s in enumerate(stored.state_names)}, y0=y0)
@@ -126,7 +126,7 @@ def fit_result(stored) -> FitResult:
     stderr = np.atleast_1d(attrs.get("stderr", np.full(n, np.nan))).astype(float)
     correlation = np.asarray(attrs.get("correlation", np.full(n * n, np.nan)),
                              dtype=float).reshape(n, n)
-    start = model_of(stored)
+    start = _built(stored)
     fitted = stored.fitted_model
     data = _observations(stored.data)
     chi2 = float(attrs.get("chi2", 2 * losses.min() if len(losses) else np.nan))
@@ -135,7 +135,7 @@ def fit_result(stored) -> FitResult:
         names=names, params=dict(zip(names, map(float, best))),
         stderr=dict(zip(names, map(float, stderr))),
         covariance=correlation * np.outer(stderr, stderr), correlation=correlation,
-        model=start if fitted is None else model_of(stored, fitted), start_model=start,
+        model=start if fitted is None else _built(stored, fitted), start_model=start,
         loss=float(losses.min()) if len(losses) else np.nan, chi2=chi2,
         n_data=0 if data is None else int(np.isfinite(data.y).sum()),
         dof=int(attrs.get("dof", 0)), absolute_sigma=bool(attrs.get("absolute_sigma", 0)),
@@ -174,5 +174,5 @@ def sensitivity(stored, runs: dict) -> Sensitivity:
     result = Result(int(run.attrs.get("result", 0))) if run is not None else Result.SUCCESS
     states = tuple(v["state"].data) if "state" in v else (run.state_names if run else ())
     return Sensitivity(ts, ys, _array(v.get("dy_dp")), names, values, states, result,
-                       model_of(stored), {**DEFAULTS, **stored.settings}, stored.name,
+                       _built(stored), {**DEFAULTS, **stored.settings}, stored.name,
                        _array(v.get("gradient")))

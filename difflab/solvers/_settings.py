@@ -1,6 +1,7 @@
 """``SolveSettings``: everything ``simulate`` was told, as plain values, to save and rerun a run."""
 
 import dataclasses
+from typing import ClassVar
 
 import jax
 import numpy as np
@@ -28,6 +29,7 @@ class SolveSettings:
     y0: tuple[float, ...]
     key: tuple | None = None
     precision: str = "float64"
+    DEFAULTS: ClassVar[dict] = {"t0": 0.0, "rtol": 1e-6, "atol": 1e-9, "max_steps": 100_000}
 
     def kwargs(self) -> dict:
         """``simulate``'s keyword arguments (``t1`` included)."""
@@ -49,7 +51,7 @@ class SolveSettings:
 #: TOML files and the session files.
 SOLVE_ARGUMENTS = ("t0", "t1", "dt", "solver", "n_save", "rtol", "atol", "max_steps", "y0",
                    "key")
-DEFAULTS = {"t0": 0.0, "rtol": 1e-6, "atol": 1e-9, "max_steps": 100_000}
+DEFAULTS = SolveSettings.DEFAULTS  # simulate's defaults for the arguments that have one
 
 
 def solve_arguments(settings: "SolveSettings | None", defaults: dict = DEFAULTS,
