@@ -58,3 +58,22 @@ class NoisyPair(Noisy):
     """``Noisy`` with two independent states."""
 
     state_names = ("x", "y")
+
+
+class VanDerPol(dl.Model):
+    """Van der Pol in Lienard form as the Test Set for IVP Solvers states it (VDPOL):
+    ``y1' = y2``, ``y2' = ((1 - y1^2) y2 - y1) / eps`` from ``(2, 0)``; stiff for small
+    ``eps`` (the Test Set's 1e-6). Its reference state at ``t = 2`` is ``VDPOL_T2``."""
+
+    eps: float = 1e-6
+    state_names = ("y1", "y2")
+
+    def vector_field(self, t, y):
+        y1, y2 = y
+        return jnp.stack([y2, ((1.0 - y1**2) * y2 - y1) / self.eps])
+
+    def initial_state(self):
+        return jnp.array([2.0, 0.0])
+
+
+VDPOL_T2 = (1.706167732170483, -0.8928097010247975)  # the Test Set's reference (RADAU)

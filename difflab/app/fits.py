@@ -3,8 +3,8 @@
 Qt-free: :func:`run_fit` calls :func:`difflab.fit` and, after each chunk of optimizer
 steps, simulates the model at the best parameters so far, so the app can draw the loss
 curve and the data-versus-model overlay as the fit runs; ``stop()`` ends the fit early
-(the result so far is kept). :func:`save_fit` and :func:`load_fits` keep fits in session
-files (``/fits/<name>`` with its data, and the fitted run).
+(the result so far is kept). A fit is a :class:`difflab.FitResult`, saved and read back
+as session files store it (``/fits/<name>`` with its data, and the fitted run).
 """
 
 import dataclasses
@@ -14,7 +14,7 @@ import numpy as np
 
 import difflab as dl
 
-from .runs import RunSettings
+from .runs import RunSettings, params_of
 
 METHODS = ("lm", "bfgs", "adam")
 
@@ -46,95 +46,98 @@ class FitRequest:
 
 
 @dataclasses.dataclass
-class FitRecord:
-    """A fit as the app holds it and a session file stores it.
+class FitView:
+    """What the fit panel draws: a fit as it runs, or a finished :class:`difflab.FitResult`.
 
-    ``losses`` and ``parameters``: after each optimizer step. Once the fit has ended,
-    ``result`` is its :class:`difflab.Result` code, ``message`` says how it ended, and
-    ``params``, ``stderr``, ``chi2``, ``dof`` and the fitted ``model`` are what it found.
+    ``losses`` and ``parameters``: after each optimizer step; ``curve``: ``(ts, ys)`` of
+    the model at the best parameters so far; ``fit``: the result, once the fit has ended
+    (the lab keeps only that). ``settings``: ``simulate``'s arguments (``t1`` included)
+    for the curve.
     """
 
-    request: FitRequest
+    model: object
+    model_name: str
+    data: dl.io.Observations
+    names: tuple[str, ...]
+    settings: dict
     losses: list = dataclasses.field(default_factory=list)
     parameters: list = dataclasses.field(default_factory=list)
-    curve: tuple | None = None  # (ts, ys) of the model at the best parameters so far
-    result: int | None = None
-    message: str = ""
-    params: dict = dataclasses.field(default_factory=dict)
-    stderr: dict = dataclasses.field(default_factory=dict)
-    chi2: float | None = None
-    dof: int | None = None
-    model: object = None
+    curve: tuple | None = None
+    fit: dl.FitResult | None = None
 
-    @property
-    def names(self) -> tuple[str, ...]:
-        return self.request.params
+    @classmethod
+    def of(cls, fit: dl.FitResult, model_name: str) -> "FitView":
+        """The view of a finished fit (one read from a session file, say)."""
+        return cls(fit.start_model, model_name, fit.data, tuple(fit.names), dict(fit.settings),
+                   np.asarray(fit.loss_history, dtype=float).tolist(),
+                   np.asarray(fit.parameter_history, dtype=float).tolist(), fit=fit)
 
     @property
     def ok(self) -> bool:
-        return self.result == dl.Result.SUCCESS
+        return self.fit is not None and self.fit.ok
+
+    @property
+    def state_names(self) -> tuple[str, ...]:
+        return tuple(self.model.state_names)
 
     @property
     def best(self) -> dict[str, float]:
         """The best parameter values so far (the fitted ones once the fit has ended)."""
-        if self.params:
-            return dict(self.params)
+        if self.fit is not None and np.all(np.isfinite(list(self.fit.params.values()))):
+            return dict(self.fit.params)
         if not self.parameters:
             return {}
         return dict(zip(self.names, map(float, self.parameters[-1])))
 
     def estimates(self) -> list[tuple[str, float, float | None, float]]:
         """(name, estimate, standard error or None while running, start value) per parameter."""
-        start = self.request.model.parameters()
-        best = self.best
-        return [(n, best.get(n, float(np.asarray(start[n]))), self.stderr.get(n),
-                 float(np.asarray(start[n]))) for n in self.names]
+        start, best = params_of(self.model), self.best
+        stderr = {} if self.fit is None else self.fit.stderr
+        return [(n, best.get(n, start.get(n, np.nan)), stderr.get(n), start.get(n, np.nan))
+                for n in self.names]
 
     def statistics(self) -> str:
         """How the fit ended and its chi-square, in words (empty while it runs)."""
-        if self.result is None:
+        if self.fit is None:
             return ""
-        if self.chi2 is None:
-            return self.message
-        return f"{self.message}; χ² = {self.chi2:.6g}, {self.dof} degrees of freedom"
+        if not np.isfinite(self.fit.chi2):
+            return self.fit.message
+        return f"{self.fit.message}; χ² = {self.fit.chi2:.6g}, {self.fit.dof} degrees of freedom"
 
 
-def model_curve(request: FitRequest, values: dict[str, float]) -> tuple[np.ndarray, np.ndarray]:
+def model_curve(view: FitView, values: dict[str, float]) -> tuple[np.ndarray, np.ndarray]:
     """The model at ``values`` over the data's time span (what the overlay draws)."""
-    s = request.settings
-    model = request.model.replace(**values)
-    t1 = float(request.data.t[-1])
-    if not t1 > s.t0:
-        t1 = s.t0 + 1.0
-    traj = dl.simulate(model, t1, t0=s.t0, dt=s.dt, solver=s.solver, throw=False)
+    settings = dict(view.settings)
+    traj = dl.simulate(view.model.replace(**values), settings.pop("t1"), throw=False,
+                       **settings)
     return np.asarray(traj.ts), np.asarray(traj.ys)
 
 
-def run_fit(request: FitRequest, emit: Callable = lambda record: None,
-            stop: Callable[[], bool] = lambda: False) -> FitRecord:
-    """Fit ``request`` with :func:`difflab.fit`, calling ``emit(record)`` after each chunk."""
-    record = FitRecord(request)
+def run_fit(request: FitRequest, emit: Callable = lambda view: None,
+            stop: Callable[[], bool] = lambda: False) -> FitView:
+    """Fit ``request`` with :func:`difflab.fit`, calling ``emit(view)`` after each chunk."""
+    s = request.settings
+    t1 = float(request.data.t[-1])
+    settings = {k: v for k, v in dict(t0=s.t0, dt=s.dt, solver=s.solver).items()
+                if v is not None}
+    view = FitView(request.model, request.model_name, request.data, request.params,
+                   {**settings, "t1": t1 if t1 > s.t0 else s.t0 + 1.0})
 
     def progress(p):
         if p.done:
             return None
-        record.losses.extend(np.asarray(p.losses, dtype=float).tolist())
-        record.parameters.extend(np.asarray(p.parameters, dtype=float).tolist())
-        if record.parameters:
-            record.curve = model_curve(request, record.best)
-        emit(record)
+        view.losses.extend(np.asarray(p.losses, dtype=float).tolist())
+        view.parameters.extend(np.asarray(p.parameters, dtype=float).tolist())
+        if view.parameters:
+            view.curve = model_curve(view, view.best)
+        emit(view)
         return False if stop() else None
 
     fitted = dl.fit(request.model, request.data, list(request.params), callback=progress,
                     throw=False, **request.fit_kwargs())
-    if len(fitted.loss_history) >= len(record.losses):
-        record.losses = np.asarray(fitted.loss_history, dtype=float).tolist()
-        record.parameters = np.asarray(fitted.parameter_history, dtype=float).tolist()
-    record.result, record.message = int(fitted.result), fitted.message
-    record.params, record.stderr = dict(fitted.params), dict(fitted.stderr)
-    record.chi2, record.dof, record.model = float(fitted.chi2), int(fitted.dof), fitted.model
-    record.curve = model_curve(request, record.best)
-    return record
+    view = FitView.of(fitted, request.model_name)
+    view.curve = model_curve(view, view.best)
+    return view
 
 
 def read_data(path) -> dl.io.Observations:
@@ -145,70 +148,19 @@ def read_data(path) -> dl.io.Observations:
 # -- session files ------------------------------------------------------------------------
 
 
-def save_fit(writer, name: str, record: FitRecord) -> None:
-    """Write a fit into an open :class:`difflab.io.SessionWriter`."""
-    request, names = record.request, list(record.names)
-    settings = {k: v for k, v in request.settings.as_dict().items() if v is not None}
-    settings["t1"] = float(request.data.t[-1])
-    data = request.data
-    fit = writer.new_fit(model=request.model, parameter_names=names,
-                         settings=settings, name=name, optimizer=request.method,
-                         loss_name="0.5 * chi^2", max_steps=request.max_steps,
-                         data={"time": data.t, "y": data.y, "state_names": list(data.states),
-                               "sigma": data.sigma})
-    if record.losses:
-        fit.append(record.losses, record.parameters)
-    info = {}
-    if record.params:
-        info = {"best_parameters": np.array([record.params[n] for n in names]),
-                "stderr": np.array([record.stderr.get(n, np.nan) for n in names]),
-                "chi2": record.chi2, "dof": record.dof}
-    fit.finish(fitted_model=record.model, result=record.result or 0,
-               message=record.message or None, **info)
-
-
 def load_fits(lab, session) -> None:
-    """Read the fits of a session back into ``lab`` (those whose model is available here)."""
+    """Read the fits of a session back into ``lab``."""
     for stored in session.stored("fits"):
         try:
-            record = _fit_from_file(lab, stored)
+            fit = session.fits[stored.name]
         except (KeyError, ValueError, TypeError) as error:
             lab.log(f"fit {stored.name!r} could not be shown: {error}", "warning")
             continue
-        lab.add_result("fit", record, stored.name)
-
-
-def _fit_from_file(lab, stored) -> FitRecord:
-    record_model = stored.model
-    model = lab.model_from_record(record_model)
-    if model is None:
-        raise ValueError(f"it uses the model file {record_model.path}, not loaded here")
-    group = stored.data
-    if group is None:
-        raise ValueError("it holds no data")
-    states = tuple(group["state"].data)
-    sigma = np.asarray(group["sigma"].data) if "sigma" in group else None
-    data = dl.io.Observations(np.asarray(group["time"].data), np.asarray(group["y"].data),
-                              states, sigma)
-    settings = RunSettings.from_dict({**stored.settings, "seed": stored.attrs.get("seed", 0)})
-    names = stored.parameter_names
-    attrs = stored.attrs
-    request = FitRequest(model, record_model.name, data, names, settings,
-                         str(attrs.get("optimizer", "lm")), attrs.get("max_steps"))
-    loss, params = stored.variables["loss"].data, stored.variables["parameters"].data
-    record = FitRecord(request, np.asarray(loss, dtype=float).tolist(),
-                       np.asarray(params, dtype=float).reshape(-1, len(names)).tolist())
-    if "best_parameters" in attrs:  # the fit ended: what it found
-        fitted = stored.fitted_model
-        record.result = int(attrs.get("result", 0))
-        record.message = str(attrs.get("result_message", ""))
-        record.params = _by_name(names, attrs["best_parameters"])
-        record.stderr = _by_name(names, attrs["stderr"]) if "stderr" in attrs else {}
-        record.chi2 = float(attrs["chi2"]) if "chi2" in attrs else None
-        record.dof = int(attrs["dof"]) if "dof" in attrs else None
-        record.model = lab.model_from_record(fitted) if fitted is not None else None
-    return record  # the model curve is computed off the GUI thread when the fit is shown
-
-
-def _by_name(names, values) -> dict[str, float]:
-    return dict(zip(names, map(float, np.atleast_1d(values))))
+        if fit.data is None:
+            lab.log(f"fit {stored.name!r} holds no data; it is not shown", "warning")
+            continue
+        models = {k: lab.model_from_record(getattr(fit, k)) if
+                  isinstance(getattr(fit, k), dl.io.ModelRecord) else None
+                  for k in ("model", "start_model")}
+        fit = dataclasses.replace(fit, **{k: m for k, m in models.items() if m is not None})
+        lab.add_result("fit", fit, stored.name)

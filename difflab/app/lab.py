@@ -13,6 +13,10 @@ State: the chosen model and its parameter values, the run settings, the current 
 (the curve of the current values), the named runs kept for comparison, the sweep, fit
 and sensitivity results, the plot layout, the file the session belongs to and whether it
 has unsaved changes. Each change emits an event on ``lab.events`` (see :data:`EVENTS`).
+Runs and results are the classes the solvers return and session files store
+(:class:`difflab.Trajectory`, :class:`difflab.SweepResult`, :class:`difflab.FitResult`,
+:class:`difflab.Sensitivity`); what only the app knows of them (which runs are hidden)
+the lab keeps beside them.
 
 The session is a document of named objects (``("run", "base")``, ``("fit", "fit0")``):
 ``changed`` and ``deleted`` say which the lab added, replaced or deleted since its file
@@ -23,11 +27,21 @@ import dataclasses
 import math
 import re
 
+import numpy as np
+
 import difflab as dl
 
 from .events import EmitterGroup
 from .layout import PlotLayout
-from .runs import Run, RunSettings, SolveRequest, describe_failure, solve
+from .runs import (
+    RunSettings,
+    SolveRequest,
+    complete,
+    describe_failure,
+    format_params,
+    on_host,
+    solve,
+)
 from .undo import Command, UndoStack
 
 #: Events a Lab emits, and their fields.
@@ -35,7 +49,7 @@ EVENTS = {
     "model": "name: the model was switched (parameters reset to its values)",
     "params": "changed: dict of parameter values that changed",
     "settings": "settings: the new RunSettings",
-    "current": "run: the current run was replaced (run.complete False while streaming)",
+    "current": "run: the current run was replaced (partial while streaming)",
     "runs": "names: the kept runs were added, deleted, renamed or shown/hidden",
     "layout": "layout: the plot layout changed",
     "dirty": "dirty: bool, unsaved changes or not",
@@ -57,9 +71,10 @@ class Lab:
         self.undo_stack = UndoStack(changed=self._undo_changed)
         self.user_models: dict[str, type[dl.Model]] = {}
         self.settings = settings or RunSettings()
-        self.runs: dict[str, Run] = {}
+        self.runs: dict[str, dl.Trajectory] = {}
+        self.hidden: set[str] = set()  # kept runs not drawn
         self.results: dict[str, dict] = {"sweep": {}, "fit": {}, "sensitivity": {}}
-        self.current: Run | None = None
+        self.current: dl.Trajectory | None = None
         self.changed: set[tuple[str, str]] = set()  # (kind, name) added or replaced
         self.deleted: set[tuple[str, str]] = set()  # (kind, name) deleted by the user
         self.path = None
@@ -139,6 +154,16 @@ class Lab:
                 return None
             self.add_user_model(cls, record.name)
         return record.build(cls())
+
+    def name_of(self, model) -> str:
+        """The name under which the lab knows a model's class (or a stored model record)."""
+        if isinstance(model, dl.io.ModelRecord):
+            return model.name
+        cls = type(model)
+        for name, user in self.user_models.items():
+            if user is cls:
+                return name
+        return cls.registry_name or cls.__name__
 
     def base_model(self, name: str) -> dl.Model:
         if name not in self._bases:
@@ -268,22 +293,24 @@ class Lab:
         self._serial += 1
         return SolveRequest(self._serial, self.model, self.model_name, self.settings)
 
-    def accept(self, run: Run) -> bool:
-        """Make ``run`` the current run unless a newer request's run is already shown."""
-        if run.serial < self._applied or run.model_name != self.model_name:
+    def accept(self, run: dl.Trajectory, request: SolveRequest) -> bool:
+        """Make ``run`` (made for ``request``) the current run unless a newer request's
+        run is already shown."""
+        if request.serial < self._applied or request.model_name != self.model_name:
             return False
-        self._applied = run.serial
+        self._applied = request.serial
         self.current = run
         self._touch("run", "current")
-        if run.complete and not run.ok:
-            self.log(describe_failure(run), "error")
+        if complete(run) and not run.ok:
+            self.log(describe_failure(run, request.model_name), "error")
         self.events.current.emit(run=run)
         return True
 
-    def solve_now(self) -> Run:
+    def solve_now(self) -> dl.Trajectory:
         """Simulate the current state on this thread and make it the current run."""
-        run = solve(self.solve_request())
-        self.accept(run)
+        request = self.solve_request()
+        run = solve(request)
+        self.accept(run, request)
         return run
 
     # -- kept runs -------------------------------------------------------------------
@@ -293,11 +320,16 @@ class Lab:
         if self.current is None:
             raise ValueError("there is no current run to keep; simulate first")
         name = self._check_new_name(name or self._free_name("run"))
-        return self.add_run(self.current.renamed(name))
+        return self.add_run(self.current, name)
 
-    def add_run(self, run: Run) -> str:
-        name = self._check_new_name(run.name if run.name not in self.runs else self._free_name("run"))
-        self.runs[name] = run.renamed(name)
+    def add_run(self, run: dl.Trajectory, name: str | None = None, *,
+                visible: bool = True) -> str:
+        """Keep ``run`` under ``name`` (default its own, else a free ``runN``)."""
+        name = name or run.name
+        name = self._check_new_name(name if name and name not in self.runs
+                                    else self._free_name("run"))
+        self.runs[name] = on_host(run, name, ts=np.array(run.ts), ys=np.array(run.ys))
+        (self.hidden.discard if visible else self.hidden.add)(name)
         self._touch("run", name)
         self.events.runs.emit(names=list(self.runs))
         self.mark_dirty()
@@ -307,16 +339,24 @@ class Lab:
         if new == old:
             return
         self._check_new_name(new)
-        self.runs = {new if k == old else k: (r.renamed(new) if k == old else r)
+        self.runs = {new if k == old else k: (on_host(r, new) if k == old else r)
                      for k, r in self.runs.items()}
+        if old in self.hidden:
+            self.hidden.remove(old)
+            self.hidden.add(new)
         self._forget("run", old)
         self._touch("run", new)
         self.events.runs.emit(names=list(self.runs))
         self.mark_dirty()
 
+    def is_visible(self, name: str) -> bool:
+        return name not in self.hidden
+
     def set_run_visible(self, name: str, visible: bool) -> None:
-        if self.runs[name].visible != visible:
-            self.runs[name].visible = visible
+        if name not in self.runs:
+            raise KeyError(f"no kept run named {name!r}")
+        if self.is_visible(name) != visible:
+            (self.hidden.discard if visible else self.hidden.add)(name)
             self.events.runs.emit(names=list(self.runs))
             self.mark_dirty()
 
@@ -418,18 +458,17 @@ class Lab:
         """The session's settings as JSON-ready values (the ``/app`` ``settings`` of a file)."""
         return {"model": self.model_name, "params": dict(self.params),
                 "run_settings": self.settings.as_dict(),
-                "visible": {n: r.visible for n, r in self.runs.items()}}
+                "visible": {n: self.is_visible(n) for n in self.runs}}
 
     def summary(self) -> str:
         """One line: model, parameters and the number of runs."""
-        from .runs import format_params
-
         return (f"{self.model_name} ({format_params(self.params)}), "
                 f"{len(self.runs)} kept run(s)")
 
     def reset(self, model: str = DEFAULT_MODEL) -> None:
         """A new, empty session (File > New)."""
         self.runs.clear()
+        self.hidden.clear()
         for store in self.results.values():
             store.clear()
         self.current = None

@@ -1,7 +1,9 @@
-"""Runs of the app: run settings, the record of one run, and the Qt-free work that makes them.
+"""Runs of the app: the run settings its controls hold, and the Qt-free work that makes runs.
 
-The functions here are what the app's worker threads call (``solve``, ``stream_run``);
-they take immutable snapshots of the session state, so they can run on any thread.
+A run is a :class:`difflab.Trajectory` (its arrays on the host), as ``simulate`` returns
+it and a session file stores it. The functions here are what the app's worker threads
+call (``solve``, ``stream_run``); they take immutable snapshots of the session state
+(:class:`SolveRequest`), so they can run on any thread.
 """
 
 import dataclasses
@@ -67,59 +69,6 @@ class RunSettings:
         return cls(**clean)
 
 
-@dataclasses.dataclass
-class Run:
-    """One simulation as the app keeps it: what was run, and its saved times and states.
-
-    Duck-types :class:`difflab.Trajectory` (``ts``, ``ys``, ``result``, ``steps``,
-    ``state_names``, ``wall_time``), so ``difflab.io`` writers take it as it is.
-    """
-
-    name: str
-    model: dl.Model
-    model_name: str
-    settings: RunSettings
-    ts: np.ndarray
-    ys: np.ndarray
-    state_names: tuple[str, ...]
-    result: int = 0
-    steps: int = 0
-    wall_time: float | None = None
-    serial: int = 0
-    complete: bool = True
-    visible: bool = True
-    filled: int | None = None
-
-    @property
-    def n_valid(self) -> int:
-        """How many saved points hold data (fewer than ``len(ts)`` while streaming)."""
-        return len(self.ts) if self.filled is None else self.filled
-
-    @property
-    def params(self) -> dict[str, float]:
-        if isinstance(self.model, dl.io.ModelRecord):  # a user model not loaded here
-            return dict(self.model.parameters)
-        return {k: float(np.asarray(v)) for k, v in self.model.parameters().items()
-                if np.ndim(v) == 0}
-
-    @property
-    def ok(self) -> bool:
-        return self.result == dl.Result.SUCCESS
-
-    @property
-    def message(self) -> str:
-        return dl.Result(self.result).message
-
-    def __getitem__(self, state: str) -> np.ndarray:
-        return self.ys[:, self.state_names.index(state)]
-
-    def renamed(self, name: str) -> "Run":
-        """A copy named ``name``, holding only the points computed (a stopped stream)."""
-        n = self.n_valid
-        return dataclasses.replace(self, name=name, ts=self.ts[:n].copy(), ys=self.ys[:n].copy(),
-                                   filled=None)
-
-
 @dataclasses.dataclass(frozen=True)
 class SolveRequest:
     """An immutable snapshot of what to simulate; ``serial`` orders requests."""
@@ -138,58 +87,74 @@ def format_params(params: dict[str, float], most: int = 8) -> str:
     return ", ".join(items)
 
 
-def describe_failure(run: Run) -> str:
+def params_of(model) -> dict[str, float]:
+    """The scalar parameter values of a model (or of a stored model record)."""
+    if isinstance(model, dl.io.ModelRecord):  # a user model not loaded here
+        return dict(model.parameters)
+    return {k: float(np.asarray(v)) for k, v in model.parameters().items() if np.ndim(v) == 0}
+
+
+def complete(run: dl.Trajectory) -> bool:
+    """Whether a run got to its end (a streamed run still coming, or stopped, did not)."""
+    n_save = run.settings.n_save if run.settings is not None else len(run.ts)
+    return len(run.ts) >= n_save or not run.ok
+
+
+def describe_failure(run: dl.Trajectory, model_name: str) -> str:
     """A failed run in words: the model, the point (parameters, time) and the reason."""
-    finite = np.all(np.isfinite(run.ys), axis=1) if len(run.ys) else np.array([])
-    last = run.ts[np.nonzero(finite)[0][-1]] if finite.any() else run.settings.t0
-    return (f"{run.model_name} ({format_params(run.params)}) failed after t = {float(last):.6g} "
-            f"with {run.settings.solver or 'the default solver'}: {run.message}")
+    ys = np.asarray(run.ys)
+    finite = np.all(np.isfinite(ys), axis=1) if len(ys) else np.array([])
+    last = np.asarray(run.ts)[np.nonzero(finite)[0][-1]] if finite.any() else run.settings.t0
+    return (f"{model_name} ({format_params(params_of(run.model))}) failed after "
+            f"t = {float(last):.6g} with {run.settings.solver}: {run.message}")
 
 
-def solve(request: SolveRequest) -> Run:
+def on_host(run: dl.Trajectory, name: str, **changes) -> dl.Trajectory:
+    """``run`` named ``name`` with its arrays as NumPy arrays (what the plots draw)."""
+    values = dict(ts=np.asarray(run.ts), ys=np.asarray(run.ys),
+                  result=np.int32(np.max(np.asarray(run.result))),
+                  steps=np.int64(np.max(np.asarray(run.steps))))
+    return dataclasses.replace(run, name=name, **{**values, **changes})
+
+
+def solve(request: SolveRequest) -> dl.Trajectory:
     """Simulate a request with :func:`difflab.simulate`; failures are recorded, not raised."""
     settings = request.settings
     traj = dl.simulate(request.model, settings.t1, throw=False,
                        **settings.simulate_kwargs(request.model))
-    ts, ys = np.asarray(traj.ts), np.asarray(traj.ys)
-    return Run("current", request.model, request.model_name, settings, ts, ys,
-               tuple(traj.state_names), int(np.max(np.asarray(traj.result))),
-               int(np.max(np.asarray(traj.steps))), traj.wall_time, request.serial)
+    return on_host(traj, "current")
 
 
 def stream_run(request: SolveRequest, *, chunk_size: int | None = None,
-               stop: Callable[[], bool] = lambda: False) -> Iterator[tuple[Run, dl.solvers.Chunk]]:
-    """Stream a request chunk by chunk, yielding the run so far (filled to the chunk) and the chunk.
+               stop: Callable[[], bool] = lambda: False
+               ) -> Iterator[tuple[dl.Trajectory, dl.solvers.Chunk]]:
+    """Stream a request chunk by chunk, yielding the run so far and the chunk.
 
-    The run's arrays are allocated once, full size (NaN where not yet computed); ``stop()``
-    is checked between chunks, and a stopped run is marked incomplete.
+    The arrays are allocated once, full size; each run yielded holds the points computed
+    so far (views of them). ``stop()`` is checked between chunks.
     """
     settings, model = request.settings, request.model
-    run = None
+    ts = ys = None
     start = time.perf_counter()
     chunks = dl.stream(model, settings.t1, chunk_size=chunk_size or 100, throw=False,
                        **settings.simulate_kwargs(model))
     try:
         for chunk in chunks:
-            if run is None:
-                run = _empty_run(request, chunk.total, chunk.ys.shape[1])
-            stop_at = chunk.start + len(chunk.ts)
-            run.ts[chunk.start:stop_at], run.ys[chunk.start:stop_at] = chunk.ts, chunk.ys
-            run.result, run.filled = int(chunk.result), stop_at
-            run.wall_time = time.perf_counter() - start
-            run.complete = stop_at == chunk.total or chunk.result != dl.Result.SUCCESS
+            if ts is None:
+                ts = np.full(chunk.total, np.nan)
+                ys = np.full((chunk.total, chunk.ys.shape[1]), np.nan, order="F")  # columns
+            filled = chunk.start + len(chunk.ts)
+            ts[chunk.start:filled], ys[chunk.start:filled] = chunk.ts, chunk.ys
+            run = dl.Trajectory(
+                ts=ts[:filled], ys=ys[:filled], result=np.int32(chunk.result),
+                steps=np.int64(0), state_names=tuple(model.state_names),
+                wall_time=time.perf_counter() - start, model=model, settings=chunk.settings,
+                name="current")
             yield run, chunk
             if stop():
                 break
     finally:
         chunks.close()
-
-
-def _empty_run(request: SolveRequest, total: int, n_states: int) -> Run:
-    ts = np.full(total, np.nan)
-    ys = np.full((total, n_states), np.nan, order="F")  # each state's column contiguous
-    return Run("current", request.model, request.model_name, request.settings, ts, ys,
-               tuple(request.model.state_names), serial=request.serial, complete=False)
 
 
 def default_chunk_size(n_save: int, target_chunks: int = 200) -> int:

@@ -2,7 +2,9 @@
 
 The file is a DiffLab session in the schema of ``docs/hdf5-schema.md``, a document of
 named objects: the kept runs are ``/runs/<name>``, the current run ``/runs/current``,
-sweeps, fits and sensitivities ``/sweeps/<name>``, ... (written by :data:`SAVERS`); the
+sweeps, fits and sensitivities ``/sweeps/<name>``, ..., each written by
+``difflab.io.add`` as the class the solvers return (a fit and a sensitivity bring
+their run, ``<name>.run``); the
 app's model, parameters and run settings go in ``/app`` ``settings``, the plots' layout
 in ``/app`` ``plot_layout``. Opening reads every object the app can show
 (``difflab.io.open_session``, never runs code). Saving goes through
@@ -16,43 +18,17 @@ import dataclasses
 import os
 from pathlib import Path
 
-import numpy as np
-
 import difflab as dl
 
-from .fits import load_fits, save_fit
+from .fits import load_fits
 from .lab import Lab, PlotLayout
-from .runs import Run, RunSettings
-from .sensitivities import load_sensitivities, save_sensitivity
-from .sweeps import load_sweeps, save_sweep
+from .runs import RunSettings, on_host
+from .sensitivities import load_sensitivities
+from .sweeps import load_sweeps
 
 CURRENT = "current"
 #: the lab's kind of object -> its group in the file
 GROUPS = {"run": "runs", "sweep": "sweeps", "fit": "fits", "sensitivity": "sensitivities"}
-
-
-def _settings_and_key(run: Run) -> tuple[dict, object]:
-    settings = {k: v for k, v in run.settings.as_dict().items() if v is not None}
-    key = None
-    if isinstance(run.model, dl.SDEModel):
-        import jax
-
-        key = jax.random.key(run.settings.seed)
-    return settings, key
-
-
-def save_run(writer, name: str, run: Run) -> None:
-    """Write a run into an open :class:`difflab.io.SessionWriter`."""
-    settings, key = _settings_and_key(run)
-    n = run.n_valid  # a stopped stream is saved up to where it got
-    traj = dataclasses.replace(run, ts=run.ts[:n], ys=run.ys[:n])
-    settings.pop("n_save", None)
-    writer.add_run(traj, model=run.model, settings=settings, key=key, name=name)
-
-
-#: kind -> function(writer, name, object): how an object of the lab is written.
-SAVERS: dict = {"run": save_run, "sweep": save_sweep, "fit": save_fit,
-                "sensitivity": save_sensitivity}
 #: functions(lab, session) reading the results of a kind back into the lab.
 LOADERS = (load_sweeps, load_fits, load_sensitivities)
 
@@ -60,7 +36,7 @@ LOADERS = (load_sweeps, load_fits, load_sensitivities)
 def _objects(lab: Lab) -> dict[tuple[str, str], object]:
     """Everything the lab holds, by ``(kind, name)``: the current run, kept runs, results."""
     found = {}
-    if lab.current is not None and lab.current.n_valid:
+    if lab.current is not None and len(lab.current.ts):
         found["run", CURRENT] = lab.current
     found.update({("run", name): run for name, run in lab.runs.items()})
     for kind, store in lab.results.items():
@@ -91,20 +67,19 @@ def _write(lab: Lab, path, plot_layout, compress: bool, *, base, everything: boo
             _remove(writer, GROUPS[kind], name)
         for (kind, name), value in _objects(lab).items():
             if everything or (kind, name) in lab.changed:
-                SAVERS[kind](writer, name, value)
+                dl.io.add(writer, value, name=name)
         layout = {**lab.layout.to_json(), **(plot_layout or {})}
         writer.set_app(plot_layout=layout, settings=lab.app_settings())
 
 
 def _remove(writer, group: str, name: str) -> None:
-    """Remove a deleted object if the file has it (a sensitivity with its own run)."""
+    """Remove a deleted object if the file has it (a fit or sensitivity with its own run)."""
     if name not in writer.file[group]:
         return
-    if group == "sensitivities":
-        run = writer.file[group][name].attrs.get("run")
-        run = run.decode() if isinstance(run, bytes) else run
-        if run in writer.file["runs"]:
-            writer.remove("runs", run)
+    run = writer.file[group][name].attrs.get("run") if group != "runs" else None
+    run = run.decode() if isinstance(run, bytes) else run
+    if run is not None and run in writer.file["runs"]:
+        writer.remove("runs", run)
     writer.remove(group, name)
 
 
@@ -115,19 +90,16 @@ def _same_file(a, b) -> bool:
         return False
 
 
-def _run_from_file(lab: Lab, session, stored) -> Run | None:
-    record = stored.model
-    model = lab.model_from_record(record)
-    if model is None:
-        lab.log(f"run {stored.name!r} uses the user model {record.name!r} ({record.path}); "
-                "its data is shown, but DiffLab runs no code from a session file: load the "
-                "model file to rerun it", "warning")
-        model = record
-    settings = RunSettings.from_dict({**stored.settings, "seed": stored.attrs.get("seed", 0)})
-    traj = session.runs[stored.name]
-    return Run(stored.name, model, record.name, settings, np.asarray(traj.ts, dtype=float),
-               np.asarray(traj.ys, dtype=float), traj.state_names, int(traj.result),
-               int(traj.steps), traj.wall_time, complete=stored.complete)
+def _run_from_file(lab: Lab, session, name: str) -> dl.Trajectory:
+    run = session.runs[name]
+    if isinstance(run.model, dl.io.ModelRecord):
+        model = lab.model_from_record(run.model)
+        if model is None:
+            lab.log(f"run {name!r} uses the user model {run.model.name!r} ({run.model.path}); "
+                    "its data is shown, but DiffLab runs no code from a session file: load "
+                    "the model file to rerun it", "warning")
+        run = run if model is None else dataclasses.replace(run, model=model)
+    return on_host(run, name)
 
 
 def open_lab(lab: Lab, path) -> None:
@@ -135,10 +107,11 @@ def open_lab(lab: Lab, path) -> None:
     session = dl.io.open_session(path)
     app = session.app_settings or {}
     layout = session.plot_layout or {}
-    owned = {s.attrs.get("run") for s in session.stored("sensitivities")}  # their own runs
-    runs = [r for r in (_run_from_file(lab, session, s) for s in session.stored("runs")
-                        if s.name not in owned) if r is not None]
-    current = next((r for r in runs if r.name == CURRENT), None)
+    owned = {s.attrs.get("run") for kind in ("fits", "sensitivities")
+             for s in session.stored(kind)}  # the runs of fits and sensitivities
+    runs = {s.name: _run_from_file(lab, session, s.name) for s in session.stored("runs")
+            if s.name not in owned}
+    current = runs.pop(CURRENT, None)
     model = _model_name(lab, app, session)
     lab.reset(model)
     with lab.events.params.blocker():
@@ -149,13 +122,10 @@ def open_lab(lab: Lab, path) -> None:
         lab.set_settings(**dataclasses.asdict(RunSettings.from_dict(app["run_settings"])))
     visible = app.get("visible") or {}
     order = {name: i for i, name in enumerate(visible)}  # the order the lab kept them in
-    for run in sorted(runs, key=lambda r: order.get(r.name, len(order))):
-        if run.name != CURRENT:
-            run.visible = bool(visible.get(run.name, True))
-            lab.add_run(run)
-    if current is not None and current.model_name == lab.model_name:
-        current.serial = lab.solve_request().serial
-        lab.accept(current)
+    for name in sorted(runs, key=lambda n: order.get(n, len(order))):
+        lab.add_run(runs[name], name, visible=bool(visible.get(name, True)))
+    if current is not None and lab.name_of(current.model) == lab.model_name:
+        lab.accept(current, lab.solve_request())
     for loader in LOADERS:
         loader(lab, session)
     lab.set_layout(PlotLayout.from_json(layout).fitted_to(lab.state_names))

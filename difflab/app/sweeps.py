@@ -2,13 +2,13 @@
 
 Qt-free: :func:`run_sweep` calls :func:`difflab.sweep` with the lab's run settings and
 hands each chunk to ``emit`` as it completes (the app's sweep worker plots it); ``stop()``
-is checked between chunks. :func:`save_sweep` and :func:`load_sweeps` keep the results in
-session files: a ``/sweeps/<name>`` group whose ``y`` holds the final states, plus one
-``(point)`` variable per observable, as ``difflab sweep --out`` writes them; the grids of
-one or two parameters that ``difflab sweep`` wrote are read back too.
+is checked between chunks. A sweep is a :class:`difflab.SweepResult`, saved and read
+back as session files store it; :class:`SweepView` is how the panel reads one (its grid
+axes and the observable drawn), for the app's sweeps and those of ``difflab sweep``.
 """
 
 import dataclasses
+import json
 import math
 from collections.abc import Callable
 
@@ -16,7 +16,7 @@ import numpy as np
 
 import difflab as dl
 
-from .runs import RunSettings, format_params
+from .runs import RunSettings, format_params, params_of
 
 #: The reductions an app sweep can observe (``difflab.sweep`` observables).
 REDUCTIONS = ("final", "max", "min", "mean", "amplitude", "std", "period")
@@ -112,187 +112,159 @@ def default_chunk_size(n_points: int, chunks: int = 40) -> int:
 
 
 @dataclasses.dataclass
-class SweepData:
-    """A sweep as the app holds it, filled in as chunks arrive (NaN/-1 where not yet run)."""
+class SweepView:
+    """What the sweep panel draws of a :class:`difflab.SweepResult`: its axes (a grid of
+    one or two parameters) and the observable shown, ``reduction(state)``, stored as
+    ``result.observables[observable]`` (the final state itself for ``final``)."""
 
-    request: SweepRequest
-    values: np.ndarray
-    observable: np.ndarray
-    result: np.ndarray
-    final: np.ndarray
-    done: int = 0
-    complete: bool = False
-    stats: dict = dataclasses.field(default_factory=dict)
+    result: dl.SweepResult
+    model_name: str
+    axes: tuple[Axis, ...]
+    reduction: str
+    state: str
+    observable: str
 
     @classmethod
-    def empty(cls, request: SweepRequest) -> "SweepData":
-        space, n = request.space(), request.n_points
-        values = np.stack([space[a.name] for a in request.axes], axis=1)
-        return cls(request, values, np.full(n, np.nan), np.full(n, NOT_RUN, np.int32),
-                   np.full((n, len(request.model.state_names)), np.nan))
+    def of(cls, result: dl.SweepResult, model_name: str) -> "SweepView":
+        """The view of a sweep made by the app or by ``difflab sweep`` (``ValueError`` if
+        it is not a grid of one or two parameters)."""
+        return cls(result, model_name, grid_axes(result.space), *_observable(result))
 
     @property
-    def parameter_names(self) -> tuple[str, ...]:
-        return tuple(a.name for a in self.request.axes)
+    def spec(self) -> str:
+        return f"{self.reduction}({self.state})"
 
-    def add(self, chunk) -> None:
-        sl = slice(chunk.start, chunk.stop)
-        self.observable[sl] = chunk.observables[self.request.observable]
-        self.result[sl] = chunk.result
-        self.final[sl] = chunk.final
-        self.done += chunk.stop - chunk.start
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return tuple(a.n for a in self.axes)
+
+    @property
+    def values(self) -> np.ndarray:
+        """The observable at each point (the final state for ``final``)."""
+        found = self.result.observables.get(self.observable)
+        return np.asarray(found if found is not None else self.result[self.state], dtype=float)
+
+    @property
+    def done(self) -> int:
+        return int(np.count_nonzero(np.asarray(self.result.result) != NOT_RUN))
 
     def grid(self) -> np.ndarray:
         """The observable on the sweep's grid (NaN where not run or failed)."""
-        values = np.where(self.result == dl.Result.SUCCESS, self.observable, np.nan)
-        return values.reshape(self.request.shape)
-
-    def point(self, index: int) -> dict[str, float]:
-        return dict(zip(self.parameter_names, map(float, self.values[index])))
+        ok = np.asarray(self.result.result) == dl.Result.SUCCESS
+        return np.where(ok, self.values, np.nan).reshape(self.shape)
 
     def nearest(self, *coords: float) -> int:
         """The index of the grid point nearest to the given axis values (log axes in log10)."""
         idx = []
-        for axis, c in zip(self.request.axes, coords):
+        for axis, c in zip(self.axes, coords):
             v = axis.values()
             v = np.log10(v) if axis.log else v
             idx.append(int(np.argmin(np.abs(v - c))))
-        return int(np.ravel_multi_index(idx, self.request.shape))
+        return int(np.ravel_multi_index(idx, self.shape))
+
+    def point(self, index: int) -> dict[str, float]:
+        return {a.name: float(self.result.space[a.name][index]) for a in self.axes}
 
     def failures(self, start: int = 0, stop: int | None = None) -> list[int]:
-        r = self.result[start:stop]
-        return [start + int(i) for i in np.flatnonzero((r != dl.Result.SUCCESS) & (r != NOT_RUN))]
+        return [int(i) for i in self.result.failed if start <= i < (stop or len(self.result))]
 
     def describe_failure(self, index: int) -> str:
         """A failed point in words: the model, the point and the reason."""
-        point = {**self.request.model.parameters(), **self.point(index)}
-        point = {k: float(np.asarray(v)) for k, v in point.items() if np.ndim(v) == 0}
-        return (f"{self.request.model_name} at sweep point {index} ({format_params(point)}): "
-                f"{dl.Result(int(self.result[index])).message}")
+        point = {**params_of(self.result.model), **self.point(index)}
+        return (f"{self.model_name} at sweep point {index} ({format_params(point)}): "
+                f"{self.result.message(index)}")
 
 
-class SweepStopped(Exception):
-    """Raised from the progress callback to end a sweep early."""
-
-
-def run_sweep(request: SweepRequest, emit: Callable = lambda data, chunk: None,
-              stop: Callable[[], bool] = lambda: False) -> SweepData:
-    """Run ``request`` with :func:`difflab.sweep`, calling ``emit(data, chunk)`` per chunk."""
-    data = SweepData.empty(request)
-
-    def progress(chunk):
-        data.add(chunk)
-        emit(data, chunk)
-        if stop():
-            raise SweepStopped
-
-    try:
-        result = dl.sweep(request.model, request.space(), request.settings.t1, progress=progress,
-                          **request.sweep_kwargs())
-    except SweepStopped:
-        return data
-    data.stats, data.complete = dict(result.stats), True
-    return data
-
-
-# -- session files ------------------------------------------------------------------------
-
-
-def save_sweep(writer, name: str, data: SweepData) -> None:
-    """Write a sweep into an open :class:`difflab.io.SessionWriter`."""
-    request, s = data.request, data.request.settings
-    settings = {k: v for k, v in s.as_dict().items() if v is not None and k != "n_save"}
-    sweep = writer.new_sweep(model=request.model, parameter_names=list(data.parameter_names),
-                             values=data.values, time=np.array([s.t1]),
-                             state_names=request.model.state_names, chunk_size=len(data.values),
-                             settings=settings, name=name)
-    group = sweep.group
-    if data.done == len(data.values):
-        sweep.write_chunk(0, ys=data.final[:, None, :], result=data.result, steps=None)
-    else:  # a stopped sweep: what was computed, with the chunk left pending (not complete)
-        group["y"][:] = data.final[:, None, :]
-        group["result"][:] = data.result.astype(np.int8)
-    obs = group.create_dataset(request.observable, data=data.observable)
-    obs.attrs.update({"long_name": f"observable {request.observable}",
-                      "difflab_observable": request.spec, "_FillValue": np.nan})
-    obs.dims[0].attach_scale(group["point"])
-    group.attrs["observables"] = [request.observable]
-    group.attrs["app_sweep"] = _app_attrs(data)
-    sweep.finish()
-
-
-def _app_attrs(data: SweepData) -> str:
-    import json
-
-    axes = [dataclasses.asdict(a) for a in data.request.axes]
-    return json.dumps({"axes": axes, "reduction": data.request.reduction,
-                       "state": data.request.state})
-
-
-def load_sweeps(lab, session) -> None:
-    """Read back the sweeps of a session that the app can draw: the app's own (they carry
-    ``app_sweep``) and grids of one or two parameters (``difflab sweep``)."""
-    for stored in session.stored("sweeps"):
-        try:
-            data = _sweep_from_file(lab, stored)
-        except (KeyError, ValueError, TypeError) as error:
-            lab.log(f"sweep {stored.name!r} could not be shown: {error}", "warning")
-            continue
-        lab.add_result("sweep", data, stored.name)
-
-
-def _sweep_from_file(lab, stored) -> SweepData:
-    record = stored.model
-    model = lab.model_from_record(record)
-    if model is None:
-        raise ValueError(f"it uses the model file {record.path}, not loaded here")
-    settings = RunSettings.from_dict({**stored.settings, "seed": stored.attrs.get("seed", 0)})
-    axes, reduction, state, variable = _meta(stored, model)
-    request = SweepRequest(model, record.name, axes, reduction, state, settings)
-    data = SweepData.empty(request)
-    variables = stored.variables
-    data.values = np.asarray(variables["parameters"].data, dtype=float)
-    data.result = np.asarray(variables["result"].data, dtype=np.int32)
-    data.final = np.asarray(variables["y"].data[:, -1, :], dtype=float)
-    data.observable = (np.asarray(stored.variables[variable].data, dtype=float) if variable
-                       else data.final[:, model.state_names.index(state)])
-    data.done = int(np.count_nonzero(data.result != NOT_RUN))
-    data.complete = stored.complete
-    return data
-
-
-def _meta(stored, model) -> tuple[tuple[Axis, ...], str, str, str | None]:
-    """Axes, reduction, state, and the variable holding the observable (None: final state)."""
-    import json
-
-    app = stored.attrs.get("app_sweep")
-    if isinstance(app, str):  # the app's own sweep: axes and observable as it chose them
-        meta = json.loads(app)
-        reduction, state = meta["reduction"], meta["state"]
-        return tuple(Axis(**a) for a in meta["axes"]), reduction, state, f"{reduction}_{state}"
-    axes = _grid_axes(stored)
-    for name in map(str, np.atleast_1d(stored.attrs.get("observables", []))):
-        variable = stored.variables.get(name)
-        spec = str(variable.attrs.get("difflab_observable", "")) if variable else ""
+def _observable(result: dl.SweepResult) -> tuple[str, str, str]:
+    """``(reduction, state, name)`` of the first observable the app can draw (else the
+    final value of the first state)."""
+    for name, spec in result.observable_specs.items():
         reduction, _, state = spec.removesuffix(")").partition("(")
-        if reduction in REDUCTIONS and state in model.state_names:
-            return axes, reduction, state, name
-    return axes, "final", model.state_names[0], None
+        if reduction in REDUCTIONS and state in result.state_names:
+            return reduction, state, name
+    return "final", result.state_names[0], f"final_{result.state_names[0]}"
 
 
-def _grid_axes(stored) -> tuple[Axis, ...]:
-    """The axes of a grid sweep as ``difflab sweep`` writes it (``space_shape``)."""
-    shape = tuple(int(n) for n in np.atleast_1d(stored.attrs.get("space_shape", [])))
-    names = stored.parameter_names
-    if stored.attrs.get("space_kind") != "grid" or not 1 <= len(shape) <= 2 \
-            or len(names) != len(shape):
+def grid_axes(space: dl.Space) -> tuple[Axis, ...]:
+    """The axes of a grid of one or two parameters."""
+    shape, names = tuple(space.shape), list(space.names)
+    if space.kind != "grid" or not 1 <= len(shape) <= 2 or len(names) != len(shape) \
+            or any(n.startswith("y0") for n in names):
         raise ValueError("the app draws grids of one or two parameters")
-    grid = np.asarray(stored.variables["parameters"].data, dtype=float).reshape(*shape, len(shape))
     axes = []
     for k, name in enumerate(names):
-        values = np.moveaxis(grid[..., k], k, 0).reshape(shape[k], -1)[:, 0]
+        grid = np.asarray(space[name], dtype=float).reshape(shape)
+        values = np.moveaxis(grid, k, 0).reshape(shape[k], -1)[:, 0]
         lo, hi, n = float(values[0]), float(values[-1]), len(values)
         log = n > 2 and lo > 0 and np.allclose(values, np.geomspace(lo, hi, n)) \
             and not np.allclose(values, np.linspace(lo, hi, n))
         axes.append(Axis(name, lo, hi, n, bool(log)))
     return tuple(axes)
+
+
+def _empty(request: SweepRequest) -> dl.SweepResult:
+    """The sweep of ``request`` before any point is run (what the plot shows first)."""
+    n, k = request.n_points, len(request.model.state_names)
+    return dl.SweepResult(
+        space=request.space(), state_names=tuple(request.model.state_names),
+        ts=np.array([request.settings.t1]), y=np.full((n, 1, k), np.nan),
+        result=np.full(n, NOT_RUN, np.int32), steps=np.full(n, NOT_RUN, np.int64),
+        observables={request.observable: np.full(n, np.nan)}, stats={}, model=request.model,
+        observable_specs={request.observable: request.spec})
+
+
+def run_sweep(request: SweepRequest, emit: Callable = lambda view, chunk: None,
+              stop: Callable[[], bool] = lambda: False) -> SweepView:
+    """Run ``request`` with :func:`difflab.sweep`, calling ``emit(view, chunk)`` per chunk;
+    a stopped sweep keeps the points it ran."""
+    live = SweepView(_empty(request), request.model_name, request.axes, request.reduction,
+                     request.state, request.observable)
+
+    def progress(chunk):
+        sl = slice(chunk.start, chunk.stop)
+        result = live.result
+        result.observables[request.observable][sl] = chunk.observables[request.observable]
+        result.result[sl], result.y[sl, 0] = chunk.result, chunk.final
+        emit(live, chunk)
+        return False if stop() else None
+
+    result = dl.sweep(request.model, request.space(), request.settings.t1, progress=progress,
+                      **request.sweep_kwargs())
+    return dataclasses.replace(live, result=result)
+
+
+# -- session files ------------------------------------------------------------------------
+
+
+def load_sweeps(lab, session) -> None:
+    """Read back the sweeps of a session that the app can draw: grids of one or two
+    parameters (the app's own and those of ``difflab sweep``)."""
+    for stored in session.stored("sweeps"):
+        try:
+            result = _readable(session.sweeps[stored.name], stored)
+            SweepView.of(result, "")  # one the app can draw
+        except (KeyError, ValueError, TypeError) as error:
+            lab.log(f"sweep {stored.name!r} could not be shown: {error}", "warning")
+            continue
+        if isinstance(result.model, dl.io.ModelRecord):
+            model = lab.model_from_record(result.model)
+            result = result if model is None else dataclasses.replace(result, model=model)
+        lab.add_result("sweep", result, stored.name)
+
+
+def _readable(result: dl.SweepResult, stored) -> dl.SweepResult:
+    """A sweep with its arrays read; the app's sweeps of files written before the sweeps
+    kept their grid (``app_sweep``) get it back."""
+    app = stored.attrs.get("app_sweep")
+    if isinstance(app, str) and result.space.kind != "grid":
+        meta = json.loads(app)
+        axes = [Axis(**a) for a in meta["axes"]]
+        name = f"{meta['reduction']}_{meta['state']}"
+        result = dataclasses.replace(
+            result, space=dl.grid({a.name: a.values() for a in axes}),
+            observable_specs={**result.observable_specs,
+                              name: f"{meta['reduction']}({meta['state']})"})
+    return dataclasses.replace(
+        result, y=np.asarray(result.y), result=np.asarray(result.result, dtype=np.int32),
+        steps=np.asarray(result.steps), ts=np.asarray(result.ts),
+        observables={k: np.asarray(v, dtype=float) for k, v in result.observables.items()})

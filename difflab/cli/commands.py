@@ -6,11 +6,13 @@ from pathlib import Path
 import jax
 import numpy as np
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 import difflab as dl
 
-from .errors import EXIT_FAILED, UsageError
+from .background import in_background
+from .errors import EXIT_FAILED, UsageError, printable
 
 
 def _out() -> Console:
@@ -54,7 +56,7 @@ def models(args) -> int:
         try:
             cls = dl.models.get(name)
         except dl.models.PluginError as error:
-            _err().print(f"difflab: warning: {error}")
+            _err().print(escape(f"difflab: warning: {printable(error)}"), soft_wrap=True)
             continue
         table.add_row(name, cls.domain, _format_states(cls()), _format_params(cls))
     _out().print(table)
@@ -63,7 +65,9 @@ def models(args) -> int:
 
 def _model_detail(cls) -> int:
     console = _out()
-    console.print(f"[bold]{cls.registry_name or cls.__name__}[/]: {cls.description}")
+    name, about = (escape(printable(t)) for t in (cls.registry_name or cls.__name__,
+                                                   cls.description))
+    console.print(f"[bold]{name}[/]: {about}")
     console.print(f"states: {_format_states(cls(), most=12)}")
     table = Table()
     for column in ("parameter", "default", "bounds", "unit", "description"):
@@ -86,6 +90,8 @@ def _build_model(args):
 def run(args) -> int:
     """``difflab run MODEL``: one simulation, summarised or added to a session file."""
     model = _build_model(args)
+    if args.out is not None and not args.out.strip():
+        raise UsageError("--out is empty: give a file name ending in .csv, .h5 or .hdf5")
     out = Path(args.out) if args.out else None
     if out is not None and out.suffix not in (".csv", ".h5", ".hdf5"):
         raise UsageError(f"--out must end in .csv, .h5 or .hdf5, not {out.name!r}")
@@ -94,12 +100,13 @@ def run(args) -> int:
     key = jax.random.key(args.key) if isinstance(model, dl.SDEModel) else None
     with _writing(out, args.name, args.overwrite):
         try:
-            traj = dl.simulate(model, args.t1, key=key, throw=False, **settings)
+            traj = in_background(dl.simulate, model, args.t1, key=key, throw=False,
+                                 **settings)  # so that Ctrl-C stops it at once
         except (ValueError, TypeError) as error:
             raise UsageError(str(error)) from None
-        _report(model, traj)
-        if out is not None:
+        if out is not None:  # first: a --name the file refuses is then the only line
             _save(out, traj, args)
+        _report(model, traj)
     return 0 if traj.ok else EXIT_FAILED
 
 
@@ -128,6 +135,8 @@ def _check_addable(out: Path, name: str | None) -> None:
     try:
         session = dl.io.open_session(out)
     except dl.io.SessionFileError as error:
+        if error.problem.startswith("is locked"):  # a healthy file: replacing it loses data
+            raise UsageError(str(error)) from None
         raise UsageError(f"{error}; --overwrite replaces it") from None
     if name is not None and name in session.runs.names():
         raise UsageError(f"{out} already holds a run named {name!r}; choose another --name "
@@ -138,11 +147,22 @@ def _report(model, traj) -> None:
     err = _err()
     name = type(model).registry_name or type(model).__name__
     if not traj.ok:
-        err.print(f"difflab: {name} failed at t <= {float(traj.ts[-1]):g}: {traj.message}")
+        err.print(escape(printable(f"difflab: {name} failed {_failed_when(traj)}: "
+                                   f"{traj.message}")), soft_wrap=True)
         return
     final = ", ".join(f"{n}={v:.6g}" for n, v in zip(traj.state_names, np.asarray(traj.final)))
     print(f"t={float(traj.ts[-1]):g}: {final}")
     err.print(f"{name}: {int(traj.steps)} steps in {traj.wall_time:.3f} s")
+
+
+def _failed_when(traj) -> str:
+    """When a failed run broke down, as its saved states tell: the first one not finite."""
+    ts, ys = np.asarray(traj.ts), np.asarray(traj.ys)
+    broken = ~np.all(np.isfinite(ys), axis=-1)
+    if not broken.any():
+        return f"before t={ts[-1]:g}"
+    i = int(np.argmax(broken))
+    return f"at t={ts[0]:g}" if i == 0 else f"between t={ts[i - 1]:g} and t={ts[i]:g}"
 
 
 def _save(out: Path, traj, args) -> None:
@@ -151,8 +171,11 @@ def _save(out: Path, traj, args) -> None:
         _err().print(f"saved {out}")
         return
     seed = {"seed": args.key} if isinstance(traj.model, dl.SDEModel) else None
-    name = dl.io.save_run(out, traj, settings=seed, name=args.name, overwrite=args.overwrite,
-                          compress=args.compress)
+    try:
+        name = dl.io.save_run(out, traj, settings=seed, name=args.name,
+                              overwrite=args.overwrite, compress=args.compress)
+    except ValueError as error:  # a --name the file cannot hold; nothing was written
+        raise UsageError(f"--name: {error}") from None
     _err().print(f"saved {out} (/runs/{name})")
 
 

@@ -3,6 +3,7 @@
 Every problem is a :class:`ConfigError` whose one-line message names the key at fault.
 """
 
+import contextlib
 import math
 import tomllib
 from pathlib import Path
@@ -58,9 +59,11 @@ def solve_table(data: dict, allowed=SOLVE) -> dict:
         solve = _older_solve(data, allowed)
     else:
         solve = dict(table(data, "solve", allowed))
-    for key in ("t0", "t1", "dt", "rtol", "atol"):
+    for key in ("t0", "t1", "dt", "rtol"):
         if key in solve:
             number(solve[key], f"solve.{key}", positive=key != "t0")
+    if "atol" in solve:
+        solve["atol"] = _tolerances(solve["atol"], "solve.atol")
     for key in ("n_save", "max_steps", "key"):
         if key in solve:
             number(solve[key], f"solve.{key}", integer=True, positive=key != "key")
@@ -68,6 +71,15 @@ def solve_table(data: dict, allowed=SOLVE) -> dict:
         raise ConfigError("solve.solver must be a solver name, e.g. \"rk4\"")
     _check_y0(solve.get("y0", []))
     return solve
+
+
+def _tolerances(value, key: str):
+    """A tolerance: a positive number, or a list of one per state (a tuple)."""
+    if not isinstance(value, list):
+        return number(value, key, positive=True)
+    if not value:
+        raise ConfigError(f"{key} must be a positive number or a list of one per state, not []")
+    return tuple(number(v, f"{key}[{i}]", positive=True) for i, v in enumerate(value))
 
 
 def _older_solve(data: dict, allowed) -> dict:
@@ -99,8 +111,10 @@ def initial_state(model, y0) -> np.ndarray | None:
 
 def number(value, key: str, *, integer=False, positive=False):
     ok = isinstance(value, int if integer else (int, float)) and not isinstance(value, bool)
+    if ok and integer and not -(2**63) <= value < 2**63:
+        raise ConfigError(f"{key} must be an integer that fits in 64 bits, not {value}")
     if not ok or not math.isfinite(value) or (positive and value <= 0):
-        kind = "a positive " if positive else "a "
+        kind = "a positive " if positive else ("an " if integer else "a ")
         raise ConfigError(f"{key} must be {kind}{'integer' if integer else 'number'}, "
                           f"not {value!r}")
     return value
@@ -114,6 +128,19 @@ def keyed(where: str, fn, *args, **kwargs):
         raise ConfigError(f"{where}: {one_line(error)}") from None  # model file is both
     except OSError as error:
         raise ConfigError(f"{where}: cannot read {error.filename}: {error.strerror}") from None
+    except (MemoryError, OverflowError) as error:  # e.g. a grid too large to hold
+        raise ConfigError(f"{where}: too large ({one_line(error) or 'out of memory'})") from None
+
+
+@contextlib.contextmanager
+def naming(path):
+    """Within the block, a :class:`ConfigError` names the file ``path`` first."""
+    try:
+        yield
+    except ConfigError as error:
+        if str(path) in str(error):
+            raise
+        raise ConfigError(f"{path}: {error}") from None
 
 
 def one_line(error) -> str:

@@ -19,6 +19,7 @@ from .config_file import (
     ConfigError,
     initial_state,
     keyed,
+    naming,
     number,
     parse,
     read,
@@ -52,6 +53,11 @@ class FitConfig:
 
 def load_config(path) -> FitConfig:
     """Read a fit file and check its structure (values are checked when the fit starts)."""
+    with naming(path):
+        return _load_config(path)
+
+
+def _load_config(path) -> FitConfig:
     data = parse(read(path), path)
     unknown = [k for k in data if k not in TOP]
     if unknown:
@@ -63,6 +69,8 @@ def load_config(path) -> FitConfig:
     if params is not None and (not isinstance(params, list) or not params
                                or not all(isinstance(p, str) for p in params)):
         raise ConfigError("params must be a non-empty list of parameter names")
+    if not isinstance(data.get("name", ""), str):
+        raise ConfigError("name must be a string")
     config = FitConfig(str(path), data["model"], data["data"], params, data.get("name"),
                        table(data, "parameters"), solve_table(data, FIT_SOLVE),
                        _fit_table(data), table(data, "bounds"))
@@ -85,6 +93,8 @@ def _check_values(config: FitConfig) -> None:
     for key in ("starts", "fit_max_steps", "chunk_size"):
         if key in config.fit:
             number(config.fit[key], f"fit.{key}", integer=True, positive=True)
+    if "seed" in config.fit:
+        number(config.fit["seed"], "fit.seed", integer=True)
     for key in ("fit_rtol", "fit_atol", "learning_rate"):
         if key in config.fit:
             number(config.fit[key], f"fit.{key}", positive=True)
@@ -99,6 +109,9 @@ def _check_values(config: FitConfig) -> None:
             raise ConfigError(f"bounds.{name} must be [lower, upper]")
         for value in pair:
             number(value, f"bounds.{name}")
+        if not pair[0] < pair[1]:
+            raise ConfigError(f"bounds.{name} must be [lower, upper] with lower < upper, "
+                              f"not {pair}")
 
 
 def build(config: FitConfig):
@@ -137,11 +150,13 @@ def fit(args) -> int:
     if out.suffix not in (".h5", ".hdf5"):
         raise UsageError(f"--out must end in .h5 or .hdf5, not {out.name!r}")
     config = load_config(args.config)
-    model, data, kwargs = build(config)
+    with naming(config.path):
+        model, data, kwargs = build(config)
     if args.devices is not None:
         kwargs["devices"] = args.devices
     name = args.name or config.name
-    result = _run(model, data, config.params, kwargs, out, name, _Progress(args.quiet))
+    with naming(config.path):
+        result = _run(model, data, config.params, kwargs, out, name, _Progress(args.quiet))
     _report(result, args.json)
     return 0 if result.ok else EXIT_FAILED
 
@@ -154,10 +169,13 @@ def _run(model, data, params, kwargs, out, name, progress):
             try:
                 stream = dl.solvers.fit_stream(model, data, params, **kwargs)
                 first = next(stream)
-            except (ValueError, TypeError) as error:
-                raise UsageError(str(error).splitlines()[0]) from None
+            except (ValueError, TypeError) as error:  # a value of the config file
+                raise ConfigError(str(error).splitlines()[0]) from None
             with dl.io.stream_session(out) as session:
-                writer = _writer(session, model, data, first, kwargs, name)
+                try:
+                    writer = _writer(session, model, data, first, kwargs, name)
+                except ValueError as error:  # a name the file cannot hold
+                    raise UsageError(str(error).splitlines()[0]) from None
                 session.start_swmr()
                 result = _drain(stream, first, writer, progress)
                 writer.finish_with(result)

@@ -6,10 +6,19 @@ exits with status 1.
 
 import argparse
 import importlib
+import math
 import sys
 
 from .._version import __version__
-from .errors import EXIT_BAD_INPUT, UsageError
+from .analysis_parsers import add_analysis_parsers
+from .errors import (
+    EXIT_BAD_INPUT,
+    EXIT_INTERRUPTED,
+    UsageError,
+    leave,
+    out_of_resources,
+    printable,
+)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -22,16 +31,50 @@ def _parameter_assignment(text: str) -> tuple[str, float]:
     if not sep or not name:
         raise UsageError(f"--set expects NAME=VALUE, got {text!r}")
     try:
-        return name.strip(), float(value)
+        number = float(value)
     except ValueError:
         raise UsageError(f"--set {text}: {value!r} is not a number") from None
+    if not math.isfinite(number):
+        raise UsageError(f"--set {text}: {value!r} is not a finite number")
+    return name.strip(), number
 
 
 def _numbers(text: str) -> list[float]:
     try:
-        return [float(v) for v in text.split(",")]
+        values = [float(v) for v in text.split(",")]
     except ValueError:
         raise UsageError(f"--y0 expects comma-separated numbers, got {text!r}") from None
+    if not all(map(math.isfinite, values)):
+        raise UsageError(f"--y0 expects finite numbers, got {text!r}")
+    return values
+
+
+def _finite(text: str) -> float:
+    """A float option's value: a finite number (argparse names the option)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"invalid float value: {text!r}") from None
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a finite number")
+    return value
+
+
+def _tolerances(text: str):
+    """``--atol``: one finite number, or one per state separated by commas."""
+    values = [_finite(v) for v in text.split(",")]
+    return values[0] if len(values) == 1 else tuple(values)
+
+
+def _seed(text: str) -> int:
+    """``--key``: an integer that fits in 64 bits."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"invalid int value: {text!r}") from None
+    if not -(2**63) <= value < 2**63:
+        raise argparse.ArgumentTypeError(f"{text} does not fit in 64 bits")
+    return value
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -58,24 +101,28 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--set", dest="params", metavar="NAME=VALUE", action="append",
                      default=[], type=_parameter_assignment,
                      help="set a parameter (repeatable)")
-    run.add_argument("--t0", type=float, default=0.0, help="start time (default 0)")
-    run.add_argument("--t1", type=float, default=10.0, help="end time (default 10)")
-    run.add_argument("--dt", type=float, default=None,
+    run.add_argument("--t0", type=_finite, default=0.0, help="start time (default 0)")
+    run.add_argument("--t1", type=_finite, default=10.0, help="end time (default 10)")
+    run.add_argument("--dt", type=_finite, default=None,
                      help="step size; the initial step for adaptive solvers "
                           "(default: (t1 - t0) / 1000 for fixed steps)")
     run.add_argument("--solver", default=None,
-                     help="euler, heun, rk4, leapfrog, euler_maruyama, tsit5, dopri5, dopri8, "
-                          "kvaerno5 (default rk4; euler_maruyama for SDEs)")
+                     help="fixed steps: euler, heun, rk4, leapfrog, euler_maruyama; adaptive: "
+                          "tsit5, dopri5, dopri8, bosh3, ralston; stiff: kvaerno3, kvaerno4, "
+                          "kvaerno5 (default: the model's, else rk4; euler_maruyama for SDEs; "
+                          "see docs/solvers.md)")
     run.add_argument("--n-save", type=int, default=None,
                      help="number of saved points (default: every step, at most 1001)")
     run.add_argument("--y0", type=_numbers, default=None, help="initial state, e.g. 1,0,0")
-    run.add_argument("--rtol", type=float, default=None,
+    run.add_argument("--rtol", type=_finite, default=None,
                      help="relative tolerance of adaptive solvers (default 1e-6)")
-    run.add_argument("--atol", type=float, default=None,
-                     help="absolute tolerance of adaptive solvers (default 1e-9)")
+    run.add_argument("--atol", type=_tolerances, default=None,
+                     help="absolute tolerance of adaptive solvers: a number, or one per state "
+                          "as 1e-8,1e-10,1e-8 (default 1e-9)")
     run.add_argument("--max-steps", type=int, default=None,
-                     help="the most steps an adaptive solver may take (default 100000)")
-    run.add_argument("--key", "--seed", dest="key", type=int, default=0,
+                     help="the most steps an adaptive solver may take (default 100000); "
+                          "fixed steps may number a billion, or up to this")
+    run.add_argument("--key", "--seed", dest="key", type=_seed, default=0,
                      help="stochastic models: the key is jax.random.key(KEY) (default 0)")
     run.add_argument("--out", default=None,
                      help="add the run to a session file (.h5; made if absent) or write a .csv")
@@ -164,6 +211,7 @@ def build_parser() -> argparse.ArgumentParser:
     fit.add_argument("--json", action="store_true", help="print the result as JSON on stdout")
     fit.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
     fit.set_defaults(handler="difflab.cli.fit_command:fit")
+    add_analysis_parsers(commands, _parameter_assignment, _finite)
     return parser
 
 
@@ -174,7 +222,16 @@ def _handler(path: str):
 
 
 def main(argv=None) -> int:
-    """Run the command line; returns the exit status."""
+    """Run the command line; returns the exit status.
+
+    With ``argv`` left ``None`` (the process's own arguments) the process may end at once
+    instead, where shutting down would crash (:func:`errors.leave`).
+    """
+    status = _main(argv)
+    return status if argv is not None else leave(status)
+
+
+def _main(argv) -> int:
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
@@ -185,8 +242,13 @@ def main(argv=None) -> int:
         enable_compilation_cache()
         return _handler(args.handler)(args)
     except UsageError as error:
-        print(f"difflab: error: {error}", file=sys.stderr)
+        print(f"difflab: error: {printable(error)}", file=sys.stderr)
         return EXIT_BAD_INPUT
+    except KeyboardInterrupt:
+        print("difflab: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except (MemoryError, OSError) as error:  # a full disk or memory: one line; others raise
+        return out_of_resources(error)
 
 
 if __name__ == "__main__":

@@ -5,7 +5,7 @@ import json
 from rich.console import Console
 from rich.markup import escape
 
-from .errors import UsageError
+from .errors import UsageError, printable
 
 
 def _load(path: str):
@@ -40,7 +40,7 @@ def _result_line(kind: str, entry: dict) -> str:
 
 def _print(summary: dict) -> None:
     console = Console(highlight=False, soft_wrap=True)
-    out = lambda text="": console.print(escape(text))  # noqa: E731
+    out = lambda text="": console.print(escape(printable(text)))  # noqa: E731
     out(f"{summary['path']}: DiffLab session, schema version {summary['schema_version']}, "
         f"DiffLab {summary['difflab_version']}, created {summary['created'] or 'unknown'}")
     out(f"models ({len(summary['models'])}):")

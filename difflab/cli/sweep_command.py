@@ -18,6 +18,7 @@ from .config_file import (
     ConfigError,
     initial_state,
     keyed,
+    naming,
     number,
     one_line,
     parse,
@@ -25,7 +26,7 @@ from .config_file import (
     solve_table,
     table,
 )
-from .errors import UsageError
+from .errors import EXIT_INTERRUPTED, UsageError
 
 TOP = {"model", "name", "parameters", "solve", "space", "output", "run",
        "solver", "initial_state"}  # the last two: older files' names, read as [solve]
@@ -54,7 +55,8 @@ class SweepConfig:
 
 def load_config(path) -> SweepConfig:
     """Read and check the structure of a sweep file (values are checked when built)."""
-    return parse_config(read(path), path)
+    with naming(path):
+        return parse_config(read(path), path)
 
 
 def parse_config(text: str, path) -> SweepConfig:
@@ -97,13 +99,12 @@ def _run(data) -> dict:
     for key in ("chunk_size", "block_size"):
         if key in run:
             number(run[key], f"run.{key}", integer=True, positive=True)
-    budget = run.get("memory_budget", 1)
+    budget = run.get("memory_budget", "512 MiB")
     if not isinstance(budget, (int, str)) or isinstance(budget, bool):
         raise ConfigError("run.memory_budget must be bytes or a size like \"512 MiB\"")
-    if isinstance(budget, str):
-        from difflab.solvers import parse_size
+    from difflab.solvers import parse_size
 
-        keyed("run.memory_budget", parse_size, budget)
+    keyed("run.memory_budget", parse_size, budget)
     return run
 
 
@@ -119,13 +120,19 @@ def _numbers_table(data, key) -> dict:
 
 def _axis(value, key: str) -> np.ndarray:
     if isinstance(value, list):
+        if not value:
+            raise ConfigError(f"{key} is an empty list: give at least one value")
         return np.array([number(v, key) for v in value], dtype=float)
     if isinstance(value, dict) and len(value) == 1:
         (kind, spec), = value.items()
         if kind in SPACING and isinstance(spec, list) and len(spec) == 3:
             start, stop = number(spec[0], key), number(spec[1], key)
             count = number(spec[2], f"{key}.{kind}[2]", integer=True, positive=True)
-            return getattr(np, kind)(start, stop, count)
+            with np.errstate(all="ignore"):
+                values = keyed(f"{key}.{kind}", getattr(np, kind), start, stop, count)
+            if not np.all(np.isfinite(values)):
+                raise ConfigError(f"{key}.{kind} gives numbers too large for a float")
+            return values
     raise ConfigError(f"{key} must be a list of numbers or {{ linspace = [start, stop, n] }} "
                       "(also logspace, geomspace)")
 
@@ -145,7 +152,11 @@ def _range(value, key):
     ok = isinstance(value, list) and len(value) in (2, 3) and (len(value) == 2 or value[2] == "log")
     if not ok:
         raise ConfigError(f"{key} must be [low, high] or [low, high, \"log\"]")
-    return (number(value[0], key), number(value[1], key), *value[2:])
+    low, high = number(value[0], key), number(value[1], key)
+    if not low < high or (len(value) == 3 and low <= 0):
+        need = "0 < low < high on a log scale" if len(value) == 3 else "low < high"
+        raise ConfigError(f"{key} must have {need}, not [{low:g}, {high:g}]")
+    return (low, high, *value[2:])
 
 
 def build_space(space: dict):
@@ -167,7 +178,12 @@ def build_space(space: dict):
         axes = {k: _axis(v, f"space.{kind}.{k}") for k, v in _flat(section, kind).items()}
         if not axes:
             raise ConfigError(f"space.{kind} names no parameter to sweep")
-        return dl.grid(axes) if kind == "grid" else axes
+        lengths = {k: len(v) for k, v in axes.items()}
+        if kind == "points" and len(set(lengths.values())) > 1:
+            raise ConfigError("space.points columns differ in length ("
+                              + ", ".join(f"{k}: {n}" for k, n in lengths.items())
+                              + "); give each the same number of values")
+        return keyed(f"space.{kind}", dl.grid, axes) if kind == "grid" else axes
     method = section.get("method", "sobol")
     if method not in METHODS:
         raise ConfigError(f"space.sample.method must be one of {', '.join(METHODS)}, "
@@ -179,7 +195,8 @@ def build_space(space: dict):
     if not ranges:
         raise ConfigError("space.sample.ranges names no parameter to sweep")
     options = {"scramble": bool(section.get("scramble", True))} if method == "sobol" else {}
-    return getattr(dl, method)(jax.random.key(seed), n, ranges, **options)
+    return keyed("space.sample", getattr(dl, method), jax.random.key(seed), n, ranges,
+                 **options)
 
 
 def _model(config: SweepConfig):
@@ -201,8 +218,9 @@ def build_job(config: SweepConfig, *, chunk_size=None, devices=None):
     from difflab.solvers import Space, SweepJob
 
     model, y0 = _model(config)
-    space = dl.solvers.as_space(build_space(config.space))
+    built = build_space(config.space)
     kind = next(iter(config.space))
+    space = keyed(f"space.{kind}", dl.solvers.as_space, built)
     for column in space.names:
         keyed(f"space.{kind}.{column}", Space({column: space[column]}, (len(space),)).check, model)
     s, out, run = config.solve, config.output, config.run
@@ -320,8 +338,14 @@ def sweep(args) -> int:
     if args.config is None and not args.resume:
         raise UsageError("give a sweep config file (or --resume to continue the sweep in --out)")
     config = load_config(args.config) if args.config else _stored_config(args.out, args.name)
-    job = build_job(config, chunk_size=args.chunk_size, devices=args.devices)
-    stats = _execute(job, config, args)
+    with naming(config.path):
+        job = build_job(config, chunk_size=args.chunk_size, devices=args.devices)
+    try:
+        stats = _execute(job, config, args)
+    except KeyboardInterrupt:
+        print(f"difflab: interrupted; the chunks done are kept in {args.out}: run the same "
+              "command again to resume", file=sys.stderr)
+        return EXIT_INTERRUPTED
     import jax
 
     if jax.process_index() == 0:
@@ -332,6 +356,17 @@ def sweep(args) -> int:
 
             Console(stderr=True, highlight=False).print(_summary_line(stats), soft_wrap=True)
     return 0
+
+
+def _say_size(job, out: str) -> None:
+    """A line on stderr before a sweep starts whose results take a GiB or more."""
+    import jax
+
+    size = job.output_bytes() / 2**30
+    if size >= 1 and jax.process_index() == 0:
+        shown = f"{size:,.1f} GiB" if size < 1024 else f"{size / 1024:,.1f} TiB"
+        print(f"difflab: the sweep's {job.n_points:,} points take about {shown} in {out}",
+              file=sys.stderr)
 
 
 def _execute(job, config: SweepConfig, args) -> dict:
@@ -346,11 +381,12 @@ def _execute(job, config: SweepConfig, args) -> dict:
     try:
         with dl.io.writing(args.out) if single else contextlib.nullcontext():
             job.program()  # compile before the progress bar starts
+            output = open_sweep_output(  # before the progress bar: a refusal is one line
+                job, args.out, name=args.name or config.name, resume=resume, attrs=attrs,
+                command_line=" ".join(["difflab", *sys.argv[1:]]),
+                keep_shards=args.keep_shards)
+            _say_size(job, args.out)
             with _Meter() as meter:
-                output = open_sweep_output(
-                    job, args.out, name=args.name or config.name, resume=resume, attrs=attrs,
-                    command_line=" ".join(["difflab", *sys.argv[1:]]),
-                    keep_shards=args.keep_shards)
                 return dl.solvers.execute_sweep(job, output=output, progress=meter,
                                                 collect=False)
     except (ValueError, SessionFileError) as error:

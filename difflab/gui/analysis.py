@@ -1,4 +1,4 @@
-"""The analysis views of the window: sweep, fit, sensitivity.
+"""The analysis views of the window: sweep, fit, sensitivity, phase plane, bifurcation.
 
 Each view appears when the engine API it drives is present in this installation.
 """
@@ -21,4 +21,12 @@ def views(window) -> list[tuple[str, str, object]]:
         from .sensitivity_view import SensitivityView
 
         out.append(("sensitivity", "Sensitivity", SensitivityView(window.lab, window)))
+    if hasattr(dl, "equilibria"):
+        from .phase_plane_view import PhasePlaneView
+
+        out.append(("phase_plane", "Phase plane", PhasePlaneView(window.lab, window)))
+    if hasattr(dl, "continuation"):
+        from .bifurcation_view import BifurcationView
+
+        out.append(("bifurcation", "Bifurcation", BifurcationView(window.lab, window)))
     return out

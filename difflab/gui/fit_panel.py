@@ -30,7 +30,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ..app.fits import METHODS, FitRequest, model_curve, read_data, run_fit
+import difflab as dl
+
+from ..app.fits import METHODS, FitRequest, FitView, model_curve, read_data, run_fit
 from ..app.lab import Lab
 from .plots import configure_plot, state_color
 from .widgets import ResultPicker, Throttle, controls_beside_plots, hint_label
@@ -192,7 +194,7 @@ class FitPanel(QWidget):
         worker.item.connect(self._progress)
         worker.failed.connect(lambda text: self.lab.log(f"fit of {request.model_name}: {text}",
                                                         "error"))
-        worker.done.connect(lambda ok, record: self._done(worker, record))
+        worker.done.connect(lambda ok, view: self._done(worker, view))
         self.worker = worker
         self.record = None
         self.fit_button.setEnabled(False)
@@ -229,38 +231,39 @@ class FitPanel(QWidget):
         self.record = record
         self.redraw.flush()
         self.draw()
-        name = self.lab.add_result("fit", record)
+        name = self.lab.add_result("fit", record.fit)
         self.apply_button.setEnabled(bool(record.best))
         self.lab.log(f"{name}: {record.statistics()}; " + ", ".join(
             f"{n} = {v:.6g} ± {e:.2g}" if e is not None else f"{n} = {v:.6g}"
             for n, v, e, _ in record.estimates()), "info" if record.ok else "warning")
-        self.finished.emit(record)
+        self.finished.emit(record.fit)
 
     def apply(self) -> None:
         """Set the model's parameters to the fitted values (undoable)."""
         if self.record is None or not self.record.best:
             return
-        if self.record.request.model_name != self.lab.model_name:
-            self.lab.select_model(self.record.request.model_name)
+        if self.record.model_name != self.lab.model_name:
+            self.lab.select_model(self.record.model_name)
         self.lab.set_params(self.record.best, text="Apply fitted values")
 
-    def show_record(self, record) -> None:
+    def show_record(self, fit) -> None:
         """Show a kept fit (one read from a session file, say; ``None``: none); its model
         curve is computed off-thread."""
-        if self.worker is not None or record is self.record:
+        if self.worker is not None or (self.record is not None and fit is self.record.fit):
             return
+        record = None if fit is None else FitView.of(fit, self.lab.name_of(fit.start_model))
         self.record = record
         self.apply_button.setEnabled(record is not None and bool(record.best))
         if record is None:
             self.status.setText("")
             self.draw()
             return
-        self.data = record.request.data
+        self.data = record.data
         self.data_label.setText(f"{len(self.data.t)} observations of "
                                 f"{', '.join(self.data.states)} (kept with the fit)")
         self.draw()
-        if record.curve is None and record.best:
-            worker = TaskWorker(lambda emit, stop: model_curve(record.request, record.best),
+        if record.curve is None and record.best and isinstance(record.model, dl.Model):
+            worker = TaskWorker(lambda emit, stop: model_curve(record, record.best),
                                 "fit_curve", self)
             worker.done.connect(lambda ok, curve: self._curve_ready(worker, record, curve))
             if self.window is not None:
@@ -289,7 +292,7 @@ class FitPanel(QWidget):
         self._fill_table()
         if record is not None and self.worker is not None and len(losses):
             self.status.setText(f"step {len(losses)}: loss {losses[-1]:.6g}")
-        elif record is not None and record.result is not None:
+        elif record is not None and record.fit is not None:
             self.status.setText(record.statistics())
 
     def _draw_overlay(self) -> None:
@@ -311,12 +314,12 @@ class FitPanel(QWidget):
                                          symbolBrush=color, name=f"{state} (data)")
                 self.data_items[state] = item
             item.setData(data.t, data.y[:, j])
-            if curve is not None and state in self.record.request.model.state_names:
+            if curve is not None and state in self.record.state_names:
                 line = self.model_items.get(state)
                 if line is None:
                     line = self.overlay.plot(pen=pg.mkPen(color, width=2), name=f"{state} (model)")
                     self.model_items[state] = line
-                k = self.record.request.model.state_names.index(state)
+                k = self.record.state_names.index(state)
                 line.setData(curve[0], curve[1][:, k])
 
     def _fill_table(self) -> None:

@@ -199,8 +199,8 @@ class MainWindow(QMainWindow):
         if not getattr(event, "catalog", False):
             self.settings.setValue("model", self.lab.model_name)
 
-    def _solved(self, run) -> None:
-        if self.lab.accept(run):
+    def _solved(self, request, run) -> None:
+        if self.lab.accept(run, request):
             self._show_run_status(run)
             self.current_drawn.emit(run)
 
@@ -214,10 +214,10 @@ class MainWindow(QMainWindow):
 
     def _show_run_status(self, run) -> None:
         wall = f" in {run.wall_time * 1e3:.1f} ms" if run.wall_time else ""
-        steps = f"{run.steps} steps" if run.steps else f"{run.n_valid} points"
+        steps = f"{run.steps} steps" if run.steps else f"{len(run.ts)} points"
         state = "" if run.ok else f" — failed: {run.message}"
-        self.status.setText(f"{run.model_name}: {steps}{wall}, "
-                            f"{run.settings.solver or 'default solver'}{state}")
+        self.status.setText(f"{self.lab.name_of(run.model)}: {steps}{wall}, "
+                            f"{run.settings.solver}{state}")
 
     def run_stream(self) -> None:
         """Simulate with the current settings chunk by chunk, drawing as chunks arrive."""
@@ -227,29 +227,30 @@ class MainWindow(QMainWindow):
         chunk = default_chunk_size(n_save)
         worker = TaskWorker(lambda emit, stop: iterate(
             stream_run(request, chunk_size=chunk, stop=stop), emit, stop), "stream", self)
-        worker.item.connect(self._stream_chunk)
+        worker.item.connect(lambda item: self._stream_chunk(request, item))
         worker.failed.connect(lambda text: self.lab.log(
             f"{request.model_name} ({format_params(self.lab.params)}): {text}", "error"))
         worker.done.connect(lambda finished, _: self._stream_done(worker, finished))
         self.start_worker("stream", worker)
         self.lab.log(f"streaming {request.model_name} to t1 = {request.settings.t1:g}")
 
-    def _stream_chunk(self, item) -> None:
+    def _stream_chunk(self, request, item) -> None:
         run, chunk = item
         self._streamed = chunk.progress
-        self.lab.accept(run)
+        self.lab.accept(run, request)
         self._stream_status()
 
     def _show_stream_status(self) -> None:
         run = self.lab.current
         if run is not None and "stream" in self.workers:
             self.progress.setValue(int(1000 * self._streamed))
-            self.status.setText(f"{run.model_name}: {run.n_valid} / {len(run.ts)} points")
+            self.status.setText(f"{self.lab.name_of(run.model)}: {len(run.ts)} / "
+                                f"{run.settings.n_save} points")
 
     def _stream_done(self, worker, finished: bool) -> None:
         run = self.lab.current
         if run is not None and not finished:
-            self.lab.log(f"stopped {run.model_name} at t = {run.ts[max(run.n_valid - 1, 0)]:g}",
+            self.lab.log(f"stopped {self.lab.name_of(run.model)} at t = {run.ts[-1]:g}",
                          "warning")
         elif run is not None:
             self._show_run_status(run)
@@ -446,8 +447,7 @@ def run_columns(lab: Lab) -> dict:
     runs = [("", lab.current)] if lab.current is not None else []
     runs += [(f"{name}.", run) for name, run in lab.runs.items()]
     for prefix, run in runs:
-        n = run.n_valid
-        columns[f"{prefix}t"] = run.ts[:n]
+        columns[f"{prefix}t"] = run.ts
         for j, state in enumerate(run.state_names):
-            columns[f"{prefix}{state}"] = run.ys[:n, j]
+            columns[f"{prefix}{state}"] = run.ys[:, j]
     return columns

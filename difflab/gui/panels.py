@@ -27,7 +27,7 @@ from PySide6.QtWidgets import (
 import difflab as dl
 
 from ..app.lab import Lab
-from ..app.runs import format_params
+from ..app.runs import format_params, params_of
 from .plots import run_color, run_pen
 from .widgets import FloatSpinBox, hint_label
 
@@ -228,12 +228,14 @@ class RunsPanel(QWidget):
             item.setData(Qt.ItemDataRole.UserRole, name)
             item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable
                           | Qt.ItemFlag.ItemIsEditable)
-            item.setCheckState(Qt.CheckState.Checked if run.visible else Qt.CheckState.Unchecked)
-            other = "" if run.model_name == self.lab.model_name else " (another model: not shown)"
+            checked = self.lab.is_visible(name)
+            item.setCheckState(Qt.CheckState.Checked if checked else Qt.CheckState.Unchecked)
+            model = self.lab.name_of(run.model)
+            other = "" if model == self.lab.model_name else " (another model: not shown)"
             if other:
                 item.setForeground(QColor("#999999"))
-            item.setToolTip(f"{run.model_name} ({format_params(run.params)}), t1={run.settings.t1:g}"
-                            f", {run.message}{other}")
+            item.setToolTip(f"{model} ({format_params(params_of(run.model))}), "
+                            f"t1={run.settings.t1:g}, {run.message}{other}")
             self.list.addItem(item)
         self.list.blockSignals(blocked)
 

@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (
 )
 
 from ..app.lab import Lab
+from ..app.runs import complete
 from .widgets import Throttle
 
 #: Tableau 10: states in time series, runs in phase portraits.
@@ -149,8 +150,9 @@ class RunPlot(QWidget):
 
     def runs(self):
         """(key, index or None, run) of every run to draw: kept runs, then the current one."""
-        out = [(name, i, run) for i, (name, run) in enumerate(self.lab.runs.items())
-               if run.visible and run.model_name == self.lab.model_name]
+        lab = self.lab
+        out = [(name, i, run) for i, (name, run) in enumerate(lab.runs.items())
+               if lab.is_visible(name) and lab.name_of(run.model) == lab.model_name]
         if self.lab.current is not None:
             out.append((CURRENT, None, self.lab.current))
         return out
@@ -233,7 +235,7 @@ class TimeSeriesPlot(RunPlot):
         repainted with the curves: a quarter of the cost of a frame.
         """
         run, item = self.lab.current, self.plot.getPlotItem()
-        streaming = run is not None and not run.complete
+        streaming = run is not None and not complete(run)
         if streaming and not self._held:
             item.setXRange(run.settings.t0, run.settings.t1, padding=0.02)
             item.showGrid(x=False, y=False)
@@ -247,15 +249,15 @@ class TimeSeriesPlot(RunPlot):
         names = self.lab.state_names
         out = {}
         for key, index, run in self.runs():
-            n = run.n_valid
+            n = len(run.ts)
             for state in self.lab.layout.time_states:
                 if state not in run.state_names:
                     continue
                 j = run.state_names.index(state)
                 pen = run_pen(index, state_color(names.index(state)), thin=n > THIN_ABOVE)
                 label = state if index is None else f"{key}: {state}"
-                x, y = run.ts[:n], run.ys[:n, j]
-                if not run.complete:  # streaming: redrawn every frame, so keep it small
+                x, y = run.ts, run.ys[:, j]
+                if not complete(run):  # streaming: redrawn every frame, so keep it small
                     x, y = peak_decimate(x, y)
                 out[(key, state)] = (pen, label, x, y, run.ok)
         return out
@@ -303,10 +305,9 @@ class PhasePlot(RunPlot):
         for key, index, run in self.runs():
             if layout.phase_x not in run.state_names or layout.phase_y not in run.state_names:
                 continue
-            n = run.n_valid
-            step = max(1, n // PHASE_POINTS)  # phase curves are not monotonic in x: decimate
-            x = run.ys[:n:step, run.state_names.index(layout.phase_x)]
-            y = run.ys[:n:step, run.state_names.index(layout.phase_y)]
+            step = max(1, len(run.ts) // PHASE_POINTS)  # not monotonic in x: decimate
+            x = run.ys[::step, run.state_names.index(layout.phase_x)]
+            y = run.ys[::step, run.state_names.index(layout.phase_y)]
             color = QColor("#202020") if index is None else run_color(index)
             pen = run_pen(index, color, thin=len(x) > THIN_ABOVE)
             out[(key, "phase")] = (pen, "current" if index is None else key, x, y, run.ok)

@@ -132,7 +132,8 @@ class SensitivityView(QWidget):
             return
         self.record = record
         name = self.lab.add_result("sensitivity", record)
-        text = (f"{name}: d y / d p of {record.model_name} for {', '.join(record.parameters)} "
+        text = (f"{name}: d y / d p of {self.lab.name_of(record.model)} for "
+                f"{', '.join(record.parameters)} "
                 f"at {len(record.ts)} times")
         self.status.setText(text)
         self.lab.log(text)

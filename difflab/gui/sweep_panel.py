@@ -23,10 +23,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-import difflab as dl
-
 from ..app.lab import Lab, finite_bounds
-from ..app.sweeps import REDUCTIONS, Axis, SweepRequest, run_sweep
+from ..app.sweeps import REDUCTIONS, Axis, SweepRequest, SweepView, run_sweep
 from .plots import configure_plot, state_color
 from .widgets import (
     FloatSpinBox,
@@ -254,22 +252,28 @@ class SweepPanel(QWidget):
         self.data = data
         self.redraw.flush()
         self.draw()
-        self.progress.setValue(int(1000 * data.done / len(data.values)))
-        name = self.lab.add_result("sweep", data)
+        self.progress.setValue(int(1000 * data.done / len(data.result)))
+        name = self.lab.add_result("sweep", data.result)
         failed = len(data.failures())
-        stats = data.stats
+        stats = data.result.stats
         rate = (f", {stats['points_per_second']:,.0f} points/s after "
-                f"{stats['compile_time']:.1f} s compiling") if stats else ""
-        text = (f"{name}: {data.done} of {len(data.values)} points{rate}"
+                f"{stats['compile_time']:.1f} s compiling") if stats.get("computed") else ""
+        text = (f"{name}: {data.done} of {len(data.result)} points{rate}"
                 + (f", {failed} failed" if failed else "") + ("" if ok else " (stopped)"))
         self.summary.setText(text)
         self.lab.log(f"sweep {text}")
-        self.finished.emit(data)
+        self.finished.emit(data.result)
 
-    def show_data(self, data) -> None:
+    def show_data(self, result) -> None:
         """Draw a kept sweep (one read from a session file, say); ``None`` clears the plot."""
-        if self.worker is not None or data is self.data:
+        if self.worker is not None or (self.data is not None and result is self.data.result):
             return
+        try:
+            data = None if result is None else SweepView.of(result,
+                                                            self.lab.name_of(result.model))
+        except ValueError as error:
+            self.lab.log(f"this sweep cannot be drawn: {error}", "warning")
+            data = None
         self.data = data
         if data is None:
             for thing in (self.image, self.curve, self.colorbar):
@@ -277,11 +281,11 @@ class SweepPanel(QWidget):
             self.marker.setData([], [])
             self.summary.setText("")
             return
-        self._prepare_plot(data.request)
+        self._prepare_plot(data)
         self.draw()
         failed = len(data.failures())
-        self.summary.setText(f"{data.request.model_name}, {data.request.spec}: {data.done} of "
-                             f"{len(data.values)} points" + (f", {failed} failed" if failed else ""))
+        self.summary.setText(f"{data.model_name}, {data.spec}: {data.done} of "
+                             f"{len(data.result)} points" + (f", {failed} failed" if failed else ""))
 
     # -- drawing --------------------------------------------------------------------------
 
@@ -290,7 +294,7 @@ class SweepPanel(QWidget):
         label = f"{axis.name} [{unit}]" if unit else axis.name
         return f"log10 {label}" if axis.log else label
 
-    def _prepare_plot(self, request: SweepRequest) -> None:
+    def _prepare_plot(self, request: SweepRequest | SweepView) -> None:
         """Show the line (1 parameter) or the heatmap and its colour bar (2 parameters)."""
         two = len(request.axes) == 2
         x = request.axes[0]
@@ -319,12 +323,12 @@ class SweepPanel(QWidget):
         if data is None:
             return
         if self.worker is not None:
-            self.progress.setValue(int(1000 * data.done / len(data.values)))
-            self.summary.setText(f"{data.done} / {len(data.values)} points")
-        axes = data.request.axes
+            self.progress.setValue(int(1000 * data.done / len(data.result)))
+            self.summary.setText(f"{data.done} / {len(data.result)} points")
+        axes = data.axes
         if len(axes) == 1:
             x = np.log10(axes[0].values()) if axes[0].log else axes[0].values()
-            y = np.where(data.result == dl.Result.SUCCESS, data.observable, np.nan)
+            y = data.grid()
             self.curve.setData(x, y, connect="finite")
             return
         grid = data.grid()
@@ -345,25 +349,23 @@ class SweepPanel(QWidget):
         if data is None or not vb.sceneBoundingRect().contains(event.scenePos()):
             return
         pos = vb.mapSceneToView(event.scenePos())
-        coords = (pos.x(),) if len(data.request.axes) == 1 else (pos.x(), pos.y())
+        coords = (pos.x(),) if len(data.axes) == 1 else (pos.x(), pos.y())
         self.select_point(data.nearest(*coords))
 
     def select_point(self, index: int) -> None:
         """Simulate sweep point ``index``: set the parameters to it (undoable)."""
         data = self.data
         point = data.point(index)
-        if data.request.model_name != self.lab.model_name:
-            self.lab.select_model(data.request.model_name)
+        if data.model_name != self.lab.model_name:
+            self.lab.select_model(data.model_name)
         self.lab.set_params(point, text="Simulate sweep point " + ", ".join(
             f"{k} = {v:.6g}" for k, v in point.items()))
-        axes = data.request.axes
-        xy = [np.log10(point[a.name]) if a.log else point[a.name] for a in axes]
-        y = xy[1] if len(xy) > 1 else data.observable[index]
-        self.marker.setData([xy[0]], [y])
-        value = data.observable[index]
+        xy = [np.log10(point[a.name]) if a.log else point[a.name] for a in data.axes]
+        value = data.values[index]
+        self.marker.setData([xy[0]], [xy[1] if len(xy) > 1 else value])
         self.preview.getPlotItem().setTitle(
             ", ".join(f"{k} = {v:.4g}" for k, v in point.items())
-            + f": {data.request.spec} = {value:.4g}", color="#444", size="9pt")
+            + f": {data.spec} = {value:.4g}", color="#444", size="9pt")
 
     def showEvent(self, event) -> None:  # noqa: N802 (Qt override)
         super().showEvent(event)
@@ -382,19 +384,19 @@ class SweepPanel(QWidget):
             curve = pg.PlotDataItem()
             self.preview.addItem(curve)
             self.preview_curves.append(curve)
-        n = run.n_valid
         for curve, state in zip(self.preview_curves, states):
             if state in run.state_names:
                 j = run.state_names.index(state)
                 curve.setPen(pg.mkPen(state_color(self.lab.state_names.index(state)), width=1.5))
-                curve.setData(run.ts[:n], run.ys[:n, j])
+                curve.setData(run.ts, run.ys[:, j])
 
     def export_columns(self) -> dict:
         if self.data is None:
             return {}
-        columns = {name: self.data.values[:, i] for i, name in enumerate(self.data.parameter_names)}
-        columns[self.data.request.observable] = self.data.observable
-        columns["result"] = self.data.result
+        data = self.data
+        columns = {a.name: np.asarray(data.result.space[a.name]) for a in data.axes}
+        columns[data.observable] = data.values
+        columns["result"] = np.asarray(data.result.result)
         return columns
 
 

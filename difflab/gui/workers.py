@@ -73,10 +73,10 @@ def error_text(error: BaseException) -> str:
 class LiveSolver(QThread):
     """Solves the newest :class:`SolveRequest` with :func:`difflab.app.runs.solve`.
 
-    Signals: ``solved(run)``, ``failed(request, message)``, ``busy(bool)``.
+    Signals: ``solved(request, run)``, ``failed(request, message)``, ``busy(bool)``.
     """
 
-    solved = Signal(object)
+    solved = Signal(object, object)
     failed = Signal(object, str)
     busy = Signal(bool)
 
@@ -111,7 +111,7 @@ class LiveSolver(QThread):
             except Exception as error:  # noqa: BLE001 (reported to the user, in words)
                 self.failed.emit(request, error_text(error))
             else:
-                self.solved.emit(run)
+                self.solved.emit(request, run)
             finally:
                 with self._cond:
                     idle = self._pending is None

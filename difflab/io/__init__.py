@@ -13,6 +13,7 @@ from ._observations import read_csv as read_csv
 from ._observations import read_observations as read_observations
 from ._observations import write_observations_csv as write_observations_csv
 from ._reader import open_session as open_session
+from ._results import add as add
 from ._results import save as save
 from ._schema import SCHEMA_VERSION as SCHEMA_VERSION
 from ._session import Session as Session

@@ -12,5 +12,11 @@ class SessionFileError(Exception):
 
     def __init__(self, path: str | os.PathLike, problem: str):
         self.path = os.fspath(path)
-        self.problem = " ".join(str(problem).split())
-        super().__init__(f"{self.path}: {self.problem}")
+        self.problem = _printable(" ".join(str(problem).split()))
+        super().__init__(f"{_printable(self.path)}: {self.problem}")
+
+
+def _printable(text: str) -> str:
+    """``text`` with control characters (a file's names may hold escape sequences) escaped."""
+    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii")
+                   for c in text)

@@ -4,9 +4,15 @@ h5py is imported inside the functions: it adds a third of a second to ``import d
 """
 
 import contextlib
+import errno
+import gc
+import io
 import os
 import secrets
+import shutil
 import stat
+import sys
+import threading
 from pathlib import Path
 
 import numpy as np
@@ -76,6 +82,10 @@ def _open_for_reading(path):
     try:
         return h5.File(path, "r")
     except OSError as error:
+        if "unable to lock file" in str(error):  # a healthy file another program holds
+            raise SessionFileError(
+                path, "is locked: another program has it open for writing (HDF5 file "
+                "lock); close it there or wait for it to finish, then try again") from None
         if "already open for write" not in str(error):
             raise
     if not _written_by_swmr(path):
@@ -122,6 +132,84 @@ def fsync_path(path) -> None:
     """Flush a file's bytes to disk."""
     with open(path, "rb+") as f:
         os.fsync(f.fileno())
+
+
+NO_SPACE = (errno.ENOSPC, errno.EDQUOT)
+_NO_SPACE_TEXT = ("No space left on device", "errno = 28", "Disk quota exceeded", "errno = 122")
+
+
+def disk_full(error: BaseException) -> bool:
+    """True if ``error`` (an ``OSError``, or HDF5's ``RuntimeError`` at a failed close)
+    says the disk or the quota is full."""
+    if isinstance(error, OSError) and error.errno in NO_SPACE:
+        return True
+    return any(text in str(error) for text in _NO_SPACE_TEXT)
+
+
+class DiskFull(OSError):
+    """``OSError(ENOSPC)`` in one line: a write ran, or would run, out of disk."""
+
+
+def no_space(path, what: str) -> DiskFull:
+    """The error of a write that ran out of disk: ``what`` says what became of the file."""
+    return DiskFull(errno.ENOSPC, f"no space left on device; {what}", os.fspath(path))
+
+
+@contextlib.contextmanager
+def quiet_failed_closes(hold_stderr: bool = False):
+    """Within the block, and as it ends, the HDF5 objects that cannot close because the
+    disk is full are not each reported as a traceback on stderr (the write's own error
+    says it in one line); other reports still show.
+
+    h5py reports some of them itself (``print_exc``): with ``hold_stderr`` (for short
+    writes only) stderr is held back during the block and written out after it, less
+    the reports of a full disk.
+    """
+    if not _quieting.acquire(blocking=False):  # another write is quieting them already
+        yield
+        return
+    previous, held = sys.unraisablehook, io.StringIO()
+
+    def hook(unraisable):
+        if not disk_full(unraisable.exc_value):
+            previous(unraisable)
+
+    sys.unraisablehook = hook
+    stderr, sys.stderr = sys.stderr, (held if hold_stderr else sys.stderr)
+    try:
+        yield
+    finally:
+        gc.collect()
+        sys.unraisablehook, sys.stderr = previous, stderr
+        _quieting.release()
+        text = held.getvalue()
+        if text and not any(t in text for t in _NO_SPACE_TEXT):
+            stderr.write(text)
+
+
+_quieting = threading.Lock()  # one write at a time swaps the process's stderr and hook
+
+
+def size_text(n: float) -> str:
+    """``n`` bytes for people (``"3.2 GiB"``)."""
+    for unit, scale in (("TiB", 2**40), ("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if n >= scale:
+            return f"{n / scale:.3g} {unit}" if n < 1000 * scale else f"{n / scale:,.0f} {unit}"
+    return f"{int(n)} bytes"
+
+
+def check_free_space(path, need: float, what: str = "writing it") -> None:
+    """``OSError(ENOSPC)`` naming the sizes when the disk that holds ``path`` has less
+    than ``need`` bytes free (nothing is written); a disk that will not say passes."""
+    folder = Path(os.path.abspath(os.fspath(path))).parent
+    try:
+        free = shutil.disk_usage(folder).free
+    except OSError:
+        return
+    if need > free:
+        raise DiskFull(errno.ENOSPC, f"not enough disk space: {what} needs about "
+                                    f"{size_text(need)}, and {size_text(free)} is free there",
+                      os.fspath(path))
 
 
 def fsync_directory(path) -> None:

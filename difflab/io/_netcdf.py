@@ -250,9 +250,9 @@ def time_attrs(units: str = "s") -> dict:
 
 
 RESULT_FLAGS = {
-    "flag_values": np.array([-1, 0, 1, 2, 3, 4], dtype=np.int8),
+    "flag_values": np.array([-1, 0, 1, 2, 3, 4, 5], dtype=np.int8),
     "flag_meanings": "not_run success max_steps_reached diverged step_size_too_small "
-                     "solver_failed",
+                     "solver_failed unstable",
     "long_name": "result code",
 }
 

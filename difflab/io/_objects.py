@@ -17,8 +17,8 @@ from ..solvers import (
     SweepResult,
     Trajectory,
     default_solver,
+    key_from_record,
 )
-from ._provenance import key_from_record
 
 DEFAULTS = SolveSettings.DEFAULTS  # for settings that files written earlier lack
 
@@ -54,7 +54,7 @@ def solve_settings(stored, model, ts, ys) -> SolveSettings:
         solver=str(solver), t0=float(a.get("t0", np.asarray(ts[0]))),
         t1=float(a.get("t1", np.asarray(ts[-1]))),
         dt=None if a.get("dt") is None else float(a["dt"]), n_save=int(a.get("n_save", len(ts))),
-        rtol=float(a["rtol"]), atol=float(a["atol"]), max_steps=int(a["max_steps"]),
+        rtol=float(a["rtol"]), atol=_tolerance(a["atol"]), max_steps=int(a["max_steps"]),
         y0=tuple(float(v) for v in np.atleast_1d(y0)), key=_key(stored),
         precision=str(stored.attrs.get("precision", "float64")))
 
@@ -65,7 +65,18 @@ def trajectory(stored) -> Trajectory:
     return Trajectory(ts, ys, np.int32(stored.attrs.get("result", 0)),
                       np.int64(stored.attrs.get("steps", 0)), stored.state_names,
                       stored.attrs.get("wall_time"), model, solve_settings(stored, model, ts, ys),
-                      stored.name)
+                      stored.name, _step_counts(stored.attrs))
+
+
+def _tolerance(value):
+    """A stored tolerance: a number, or one per state (a tuple)."""
+    return float(value) if np.ndim(value) == 0 else tuple(map(float, np.ravel(value)))
+
+
+def _step_counts(attrs) -> dict | None:
+    """A run's accepted and rejected steps (files written before them: ``None``)."""
+    names = ("accepted_steps", "rejected_steps")
+    return {k: np.int64(attrs[k]) for k in names} if all(k in attrs for k in names) else None
 
 
 def sweep_result(stored) -> SweepResult:
@@ -74,7 +85,8 @@ def sweep_result(stored) -> SweepResult:
                        v["result"].data, v["steps"].data, _observables(v), {},
                        bool(attrs.get("trajectories", 0)), stored.session.path, stored.name,
                        _built(stored), _sweep_settings(stored), _stored_key(stored),
-                       None if "y0" not in v else np.asarray(v["y0"].data, dtype=np.float64))
+                       None if "y0" not in v else np.asarray(v["y0"].data, dtype=np.float64),
+                       _observable_specs(v))
 
 
 def _space(stored) -> Space:
@@ -102,6 +114,10 @@ def _observables(variables) -> dict:
             if var.dims == ("point",) and n not in ("point", "result", "steps")}
 
 
+def _observable_specs(variables) -> dict:
+    return {n: str(variables[n].attrs.get("difflab_observable", "")) for n in _observables(variables)}
+
+
 def _sweep_settings(stored) -> dict:
     settings = {**DEFAULTS, **stored.settings}
     if "y0" in stored.variables:  # each point's own
@@ -111,7 +127,7 @@ def _sweep_settings(stored) -> dict:
 
 def _stored_key(stored):
     key = _key(stored)
-    return None if key is None else key_from_record(key[1], key[0])
+    return None if key is None else key_from_record(*key)
 
 
 def fit_result(stored) -> FitResult:
@@ -144,15 +160,17 @@ def fit_result(stored) -> FitResult:
         method=str(attrs.get("method", attrs.get("optimizer", ""))),
         start_losses=np.full(n_starts, np.nan), start_params=np.full((n_starts, n), np.nan),
         best_start=0, data=data, settings=_fit_settings(stored),
-        max_steps=int(attrs.get("max_steps", len(losses))),
+        max_steps=int(attrs.get("fit_max_steps", attrs.get("max_steps", len(losses)))),
         learning_rate=attrs.get("learning_rate"), wall_time=float(attrs.get("wall_time", np.nan)),
         stopped=not stored.complete, name=stored.name)  # finish() marks a fit complete
 
 
 def _fit_settings(stored) -> dict:
-    """The solver settings of a fit: its ``max_steps`` attribute is the optimizer's, not the
-    solver's (which the file does not keep: ``simulate``'s default)."""
-    return {**DEFAULTS, **{k: v for k, v in stored.settings.items() if k != "max_steps"}}
+    """The solver settings of a fit. In files written before ``fit_max_steps``, the
+    ``max_steps`` attribute is the optimizer's, and the solver's is ``simulate``'s default."""
+    old = "fit_max_steps" not in stored.attrs
+    return {**DEFAULTS, **{k: v for k, v in stored.settings.items()
+                           if not (old and k == "max_steps")}}
 
 
 def _observations(group) -> Observations | None:

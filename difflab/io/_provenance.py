@@ -10,6 +10,7 @@ import sys
 import numpy as np
 
 from .._version import __version__
+from ..solvers import key_to_record
 
 PACKAGES = ("jax", "jaxlib", "diffrax", "equinox", "optimistix", "optax", "h5py", "numpy")
 
@@ -61,19 +62,5 @@ def key_record(key) -> dict:
     """
     if key is None:
         return {}
-    import jax
-
-    if jax.dtypes.issubdtype(key.dtype, jax.dtypes.prng_key):
-        return {"key_data": np.asarray(jax.random.key_data(key), dtype=np.uint32),
-                "key_impl": str(jax.random.key_impl(key))}
-    return {"key_data": np.asarray(key, dtype=np.uint32), "key_impl": "raw_uint32"}
-
-
-def key_from_record(data, impl: str):
-    """The key :func:`key_record` stored."""
-    import jax
-
-    data = np.asarray(data, dtype=np.uint32)
-    if impl == "raw_uint32":
-        return jax.numpy.asarray(data)
-    return jax.random.wrap_key_data(data, impl=impl)
+    impl, data = key_to_record(key)
+    return {"key_data": np.asarray(data, dtype=np.uint32), "key_impl": impl}

@@ -1,15 +1,21 @@
-"""``save``: a run, fit or sensitivity added to a session file (schema: ``docs/hdf5-schema.md``)."""
+"""``save``: a run, sweep, fit or sensitivity added to a session file (schema:
+``docs/hdf5-schema.md``); ``add``: the same into a session being written."""
 
-from ..solvers import FitResult, Sensitivity, Trajectory
-from . import _netcdf
+import numpy as np
+
+from ..solvers import FitResult, Sensitivity, SweepResult, Trajectory
+from . import _h5, _netcdf, _sweep_store
 from ._save import save_session
 from ._session import Session
-from ._writer import write_session
+from ._sweep_output import KEY_SCHEME
+from ._writer import _next_name, write_session
+
+NOT_RUN = -1
 
 
 def save(path, result, *, name: str | None = None, overwrite: bool = False,
          compress: bool = False) -> str | None:
-    """Add ``result`` (a Trajectory, FitResult or Sensitivity) to a session file.
+    """Add ``result`` (a Trajectory, SweepResult, FitResult or Sensitivity) to a session file.
 
     The file is made if absent; everything already in it is kept. A ``name`` already in
     the file needs ``overwrite=True``. Returns the name the result is stored under.
@@ -19,17 +25,58 @@ def save(path, result, *, name: str | None = None, overwrite: bool = False,
     if isinstance(result, Session):
         save_session(result, path, compress=compress)
         return None
-    writers = {Trajectory: _save_run, FitResult: _save_fit, Sensitivity: _save_sensitivity}
+    _writer_of(result)  # a type it cannot save: before touching the file
+    with write_session(path, overwrite=overwrite, compress=compress) as session:
+        return add(session, result, name=name)
+
+
+def add(session, result, *, name: str | None = None) -> str:
+    """Write ``result`` into an open :class:`SessionWriter` (the app saves through this)."""
+    return _writer_of(result)(session, result, name)
+
+
+def _writer_of(result):
+    writers = {Trajectory: _save_run, SweepResult: _save_sweep, FitResult: _save_fit,
+               Sensitivity: _save_sensitivity}
     writer = writers.get(type(result))
     if writer is None:
-        raise TypeError(f"cannot save a {type(result).__name__}: save a Trajectory, FitResult "
-                        "or Sensitivity (a sweep is written by sweep(..., out=path))")
-    with write_session(path, overwrite=overwrite, compress=compress) as session:
-        return writer(session, result, name)
+        raise TypeError(f"cannot save a {type(result).__name__}: save a Trajectory, "
+                        "SweepResult, FitResult or Sensitivity")
+    return writer
 
 
 def _save_run(session, traj, name) -> str:
     return session.add_run(traj, name=name)
+
+
+def _save_sweep(session, result, name) -> str:
+    """A whole sweep in one group: every point, or the points a stopped sweep ran (the
+    others keep the code -1 and their chunk stays pending)."""
+    space = result.space
+    names = [n for n in space.names if not n.startswith("y0")]
+    values = (np.stack([np.asarray(space[n], dtype=np.float64) for n in names], axis=1)
+              if names else np.zeros((len(result), 0)))
+    record = _sweep_store.SweepRecord(
+        model=result.model, parameter_names=names, values=values, time=np.asarray(result.ts),
+        state_names=tuple(result.state_names), chunk_size=len(result),
+        settings=dict(result.settings or {}), key=result.key,
+        key_scheme=None if result.key is None else KEY_SCHEME, y0=result.y0,
+        observables=dict(result.observable_specs),
+        attrs={"space_kind": space.kind, "space_shape": np.asarray(space.shape, np.int64),
+               "swept": list(space.names), "trajectories": int(result.trajectories)})
+    writer = session.new_sweep(name=name, **record.writer_options())
+    _h5.set_attrs(writer.group, record.attrs)
+    _sweep_store.add_observables(writer.group, record)
+    for observable, values in result.observables.items():
+        writer.group[observable][:] = np.asarray(values)
+    codes = np.asarray(result.result)
+    if np.all(codes != NOT_RUN):
+        writer.write_chunk(0, ys=np.asarray(result.y), result=codes, steps=result.steps)
+    else:
+        for variable, values in (("y", result.y), ("result", codes), ("steps", result.steps)):
+            writer.group[variable][:] = np.asarray(values)
+    writer.finish()
+    return writer.name
 
 
 def _settings(settings: dict) -> dict:
@@ -40,7 +87,9 @@ def _settings(settings: dict) -> dict:
 def _save_sensitivity(session, sens, name) -> str:
     """``sens``'s run to ``/runs`` and its ``dy_dp`` to ``/sensitivities``."""
     settings = _settings(sens.settings)
-    run = session.add_run(sens.trajectory, model=sens.model, settings=settings)
+    name = name or _next_name(session.file["sensitivities"], "sensitivity")
+    run = session.add_run(sens.trajectory, model=sens.model, settings=settings,
+                          name=f"{name}.run")
     name = session.add_sensitivity(
         model=sens.model, parameter_names=sens.parameters, dy_dp=sens.raw,
         time=sens.ts, state_names=sens.state_names, method="forward",
@@ -69,5 +118,7 @@ def _save_fit(session, result, name) -> str:
         learning_rate=result.learning_rate, name=name)
     writer.append(result.loss_history, result.parameter_history)
     writer.finish_with(result)
-    session.add_run(result.trajectory())  # it knows the fitted model and the settings
+    # the fitted model's run, named after the fit (it knows the model and the settings)
+    run = session.add_run(result.trajectory(), name=f"{writer.name}.run")
+    _h5.set_attrs(writer.group, {"run": run})
     return writer.name

@@ -188,11 +188,13 @@ class FitWriter:
     def create(cls, session, *, model, parameter_names, settings=None,
                key=None, name=None, data=None, optimizer=None, loss_name=None,
                learning_rate=None, max_steps=None) -> "FitWriter":
-        """``data``: ``dict(time=(T,), y=(T, S), state_names=[...], sigma=optional)``."""
+        """``data``: ``dict(time=(T,), y=(T, S), state_names=[...], sigma=optional)``;
+        ``max_steps``: the optimizer's limit (``fit_max_steps``; the solver's ``max_steps``
+        is among the ``settings``)."""
         names = [str(p) for p in parameter_names]
         attrs = session.result_attrs(model=model, settings=settings, key=key, extra={
             "optimizer": optimizer, "loss_name": loss_name, "learning_rate": learning_rate,
-            "max_steps": max_steps, "complete": 0})
+            "fit_max_steps": max_steps, "complete": 0})
         variables = {
             "step": Variable(("step",), np.zeros(0, np.int64), {"long_name": "optimizer step"}),
             "parameter": Variable(("parameter",), names, {"long_name": "fitted parameter"}),
@@ -249,7 +251,7 @@ def fit_info(result) -> dict:
             "correlation": np.asarray(result.correlation, dtype=np.float64).reshape(-1),
             "chi2": float(result.chi2), "dof": int(result.dof),
             "absolute_sigma": int(result.absolute_sigma), "method": result.method,
-            "n_starts": int(len(result.start_losses))}
+            "n_starts": int(len(result.start_losses)), "wall_time": result.wall_time}
 
 
 def _data_variables(data, model) -> dict[str, Variable]:

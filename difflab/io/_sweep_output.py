@@ -15,7 +15,7 @@ import jax
 import numpy as np
 
 from ..solvers import SweepJob, describe_observable
-from . import _sweep_store
+from . import _h5, _sweep_store
 
 KEY_SCHEME = "jax.random.fold_in(key, point)"
 
@@ -111,6 +111,9 @@ def open_output(job: SweepJob, path, *, name=None, resume=None, attrs=None,
                          f"processes; resume it with as many (or overwrite it)")
     if exists and stored["chunk_size"] != job.layout.chunk_size:
         job.set_chunk_size(stored["chunk_size"])
+    if not exists:  # before anything is written: the results must fit on the disk
+        _h5.check_free_space(path, job.output_bytes() / processes,
+                             f"sweep {name!r} ({job.n_points:,} points)")
     rec = record(job, attrs or {})
     opened = dict(record=rec, path=path, keep_shards=keep_shards, command_line=command_line)
     if done:

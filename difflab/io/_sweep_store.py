@@ -34,9 +34,10 @@ from ._errors import SessionFileError
 from ._lock import writing
 from ._netcdf import Empty, Variable
 from ._streams import _sweep_variables
-from ._writer import FORMAT, SessionWriter, stream_session, write_session
+from ._writer import FORMAT, SessionWriter, out_of_space, stream_session, write_session
 
 FINGERPRINT = "sweep_fingerprint"
+KEPT = "the chunks written before are kept: free some space and run the sweep again to resume"
 FILLS = {"y": np.nan, "result": -1, "steps": -1, "chunk_done": 0}
 
 
@@ -161,7 +162,7 @@ def _rows(group, start: int, stop: int, observables) -> dict:
             "observables": {n: group[n][start:stop] for n in observables}}
 
 
-def _add_observables(group, record: SweepRecord) -> None:
+def add_observables(group, record: SweepRecord) -> None:
     n = record.n_points
     for name, how in record.observables.items():
         var = Variable(("point",), Empty((n,), np.float64),
@@ -179,7 +180,7 @@ def create(path, record: SweepRecord, name: str, *, replace: bool = False,
             del session.file["sweeps"][name]
         writer = session.new_sweep(name=name, **record.writer_options())
         _h5.set_attrs(writer.group, record.attrs)
-        _add_observables(writer.group, record)
+        add_observables(writer.group, record)
 
 
 class SweepStore:
@@ -212,9 +213,10 @@ class SweepStore:
     def write(self, chunk: int, *, y, result, steps, observables) -> None:
         """Store one chunk: observables, then ``y``/``result``/``steps``, then its done flag."""
         sl = self.writer.points(chunk)
-        for name, values in observables.items():
-            self.writer.group[name][sl] = values
-        self.writer.write_chunk(chunk, ys=y, result=result, steps=steps)
+        with out_of_space(self.path, KEPT):
+            for name, values in observables.items():
+                self.writer.group[name][sl] = values
+            self.writer.write_chunk(chunk, ys=y, result=result, steps=steps)
 
     def read(self, start: int, stop: int) -> dict:
         """Rows ``start .. stop - 1`` of this file's results."""
@@ -232,9 +234,12 @@ class SweepStore:
         """Record whether the sweep is complete, and close the file."""
         if self._stack is None:
             return
-        self.writer.finish()
-        self._stack.close()
-        self._stack = None
+        stack, self._stack = self._stack, None
+        with out_of_space(self.path, KEPT):
+            try:
+                self.writer.finish()
+            finally:  # the file is closed and the lock let go even if the disk is full
+                stack.close()
 
     def __enter__(self):
         return self
@@ -337,7 +342,7 @@ def consolidate(path, record: SweepRecord, name: str, shards=None, *,
             del session.file["sweeps"][name]
         writer = session.new_sweep(name=name, **record.writer_options())
         _h5.set_attrs(writer.group, record.attrs)
-        _add_observables(writer.group, record)
+        add_observables(writer.group, record)
         for file, first, count in shards:
             with contextlib.closing(_h5.open_for_reading(folder / file)) as src:
                 _copy_shard(writer, src[f"sweeps/{name}"], first, count, record)

@@ -13,7 +13,7 @@ import time
 import numpy as np
 
 from .._version import __version__
-from ..solvers import Result, SolveSettings, default_solver
+from ..solvers import Result, SolveSettings, default_solver, key_from_record
 from . import _h5, _netcdf, _provenance
 from ._errors import SessionFileError
 from ._lock import writing
@@ -44,6 +44,8 @@ def settings_attrs(settings: dict | None, model=None) -> dict:
             value = np.asarray(value, dtype=np.float64).reshape(-1)
         elif key in ("n_save", "max_steps", "seed"):
             value = int(value)
+        elif key == "atol" and np.ndim(value):  # one per state
+            value = np.asarray(value, dtype=np.float64).reshape(-1)
         elif key in SETTINGS:
             value = float(np.asarray(value))
         elif not isinstance(value, (str, int, float, bool, np.number)):
@@ -52,6 +54,12 @@ def settings_attrs(settings: dict | None, model=None) -> dict:
     if "solver" not in out and model is not None:
         out["solver"] = default_solver(model)
     return out
+
+
+def _step_counts(traj) -> dict:
+    """A run's accepted and rejected steps, when it knows them."""
+    counts = {k: getattr(traj, k, None) for k in ("accepted_steps", "rejected_steps")}
+    return {k: int(np.max(np.asarray(v))) for k, v in counts.items() if v is not None}
 
 
 class SessionWriter:
@@ -161,6 +169,9 @@ class SessionWriter:
                 raise SessionFileError(self.path, f"{KINDS[kind]} {name!r} is already "
                                        "in the file; choose another name or overwrite it")
             del parent[name]
+        need = sum(getattr(v.data, "nbytes", 0) for v in variables.values())
+        if need > 2**20 and not self._swmr:
+            _h5.check_free_space(self.path, need, f"{KINDS[kind]} {name!r}")
         group = parent.create_group(name)
         _h5.set_attrs(group, attrs)
         compress = self.compress if compress is None else compress
@@ -183,14 +194,15 @@ class SessionWriter:
         settings_known = isinstance(getattr(traj, "settings", None), SolveSettings)
         known = traj.settings.as_dict() if settings_known else {}
         if key is None and known.get("key") is not None:
-            key = _provenance.key_from_record(known["key"][1], known["key"][0])
+            key = key_from_record(*known["key"])
         ts, ys = np.asarray(traj.ts), np.asarray(traj.ys)
         settings = {"t1": float(ts[-1]), "n_save": len(ts), "y0": ys[0], **known,
                     **(settings or {})}
         result = int(np.max(np.asarray(traj.result)))
         attrs = self.result_attrs(model=model, settings=settings, key=key, extra={
             "result": result, "result_message": Result(result).message,
-            "steps": int(np.max(np.asarray(traj.steps))), "wall_time": traj.wall_time,
+            "steps": int(np.max(np.asarray(traj.steps))), **_step_counts(traj),
+            "wall_time": traj.wall_time,
             "complete": 1})
         group = self.write_result("runs", name, attrs,
                                   run_variables(ts, ys, traj.state_names, model))
@@ -329,14 +341,36 @@ def write_session(path, *, overwrite: bool = False, compress: bool = False,
     from a copy of that session file instead, replacing whatever ``path`` held. The
     one-writer lock (:func:`writing`) is held throughout.
     """
-    with writing(path), _h5.atomic_file(path) as tmp:
+    kept = f"{os.fspath(path)} is as it was"
+    with out_of_space(path, kept, hold_stderr=True), writing(path), \
+            _h5.atomic_file(path) as tmp:
         start = path if base is None else base
         keep = os.path.exists(start) and _is_session(start, overwrite and base is None)
         if keep:
+            _h5.check_free_space(path, os.path.getsize(start) + 2**20,
+                                 f"adding to {os.fspath(start)} (it is copied first)")
             shutil.copyfile(start, tmp)
         with _h5.create_file(tmp, "a" if keep else "w") as f:
             yield SessionWriter(f, compress=compress, command_line=command_line,
                                 overwrite=overwrite, path=path)
+
+
+@contextlib.contextmanager
+def out_of_space(path, kept: str, hold_stderr: bool = False):
+    """A full disk (HDF5 says so in many ways) as one :class:`OSError` (``ENOSPC``)
+    saying what became of ``path`` (``kept``)."""
+    failed = False
+    with _h5.quiet_failed_closes(hold_stderr):
+        try:
+            yield
+        except _h5.DiskFull:
+            raise
+        except Exception as error:
+            if not _h5.disk_full(error):
+                raise
+            failed = True  # raised below, once HDF5's objects of the failed write are gone
+    if failed:
+        raise _h5.no_space(path, kept)
 
 
 def _is_session(path, overwrite: bool) -> bool:
@@ -361,7 +395,8 @@ def stream_session(path, *, overwrite: bool = False, compress: bool = False,
     for writing" flags a crashed writer left (to resume its sweep). Call
     ``start_swmr()`` on the writer once its groups exist, to let readers follow.
     """
-    with writing(path):
+    kept = "what was written before is kept (free some space, then write again or resume)"
+    with out_of_space(path, kept), writing(path):
         exists = os.path.exists(path)
         if exists and recover:
             _h5.recover(path)

@@ -107,20 +107,35 @@ class Located:
         return self.start + len(prefix) + 1
 
     def fail(self, node, message):
+        if not hasattr(node, "col_offset"):  # an operator or a Load: no position of its own
+            node = self.node
         return Fail(self.column(node), message, self.end_column(node))
 
 
+_PLAIN = (ast.expr_context, ast.operator, ast.unaryop, ast.cmpop, ast.boolop)
+
+
 def walk_checked(loc: Located):
-    """Every node of ``loc``, refusing over-deep or over-large trees (iteratively)."""
-    stack, count = [(loc.node, 1)], 0
+    """Every node of ``loc``, refusing over-deep or over-large trees (iteratively).
+
+    A chain ``a + b - c ...`` nests on its left in the tree but not for the reader: its
+    left operands do not count as deeper. Terms are the numbers and names.
+    """
+    stack, terms = [(loc.node, 1)], 0
     while stack:
         node, depth = stack.pop()
-        count += 1
+        if isinstance(node, _PLAIN):  # no position, nothing below: the parent's check covers it
+            yield node
+            continue
+        terms += isinstance(node, ast.Constant | ast.Name)
         if depth > MAX_NESTING:
             raise loc.fail(node, f"expression nested too deeply (more than {MAX_NESTING} levels)")
-        if count > MAX_NODES:
+        if terms > MAX_NODES:
             raise loc.fail(loc.node, f"expression too long (more than {MAX_NODES} terms)")
         yield node
+        if isinstance(node, ast.BinOp):
+            stack.extend([(node.left, depth), (node.op, depth + 1), (node.right, depth + 1)])
+            continue
         children = ast.iter_child_nodes(node)
         if isinstance(node, ast.Call):  # the function's name is checked by _check_call
             children = (*node.args, *(k.value for k in node.keywords))
@@ -142,7 +157,25 @@ def _check_number(loc, node):
 
 
 def constant(node):
-    """The value of a numbers-only expression as a Python float, else None."""
+    """The value of a numbers-only expression as a Python float, else None.
+
+    A result that is no real number (``1/0``, ``(-8)**0.5``) is NaN, one too large
+    for a float is ``inf``.
+    """
+    chain = []  # a chain a + b - c nests on its left: walk it without recursing
+    while isinstance(node, ast.BinOp) and type(node.op) in _BINARY:
+        chain.append(node)
+        node = node.left
+    value = _leaf_constant(node)
+    for binop in reversed(chain):
+        right = None if value is None else constant(binop.right)
+        if right is None:
+            return None
+        value = _python_binary(binop.op, value, right)
+    return value
+
+
+def _leaf_constant(node):
     if isinstance(node, ast.Constant) and isinstance(node.value, int | float):
         try:
             return float(node.value)
@@ -153,21 +186,20 @@ def constant(node):
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub | ast.UAdd):
         value = constant(node.operand)
         return None if value is None else (-value if isinstance(node.op, ast.USub) else value)
-    if isinstance(node, ast.BinOp) and type(node.op) in _BINARY:
-        left, right = constant(node.left), constant(node.right)
-        if left is None or right is None:
-            return None
-        try:
-            return float(_PYTHON_BINARY[type(node.op)](left, right))
-        except OverflowError:
-            return math.inf
-        except (ZeroDivisionError, ValueError, TypeError):
-            return math.nan
     return None
 
 
+def _python_binary(op, left: float, right: float) -> float:
+    try:
+        return float(_PYTHON_BINARY[type(op)](left, right))
+    except OverflowError:
+        return math.inf
+    except (ZeroDivisionError, ValueError, TypeError):
+        return math.nan
+
+
 _PYTHON_BINARY = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
-                  ast.Div: operator.truediv, ast.Pow: math.pow, ast.Mod: math.fmod}
+                  ast.Div: operator.truediv, ast.Pow: math.pow, ast.Mod: operator.mod}
 
 
 def check_node(loc, node, known):
@@ -186,6 +218,7 @@ def check_node(loc, node, known):
             exponent = constant(node.right)
             if exponent is not None and not abs(exponent) <= MAX_EXPONENT:
                 raise loc.fail(node.right, f"exponent too large (at most {MAX_EXPONENT:g})")
+        _check_constant(loc, node)
     elif isinstance(node, ast.UnaryOp):
         if not isinstance(node.op, ast.USub | ast.UAdd | ast.Not):
             raise loc.fail(node, f"operator {_op_text(node.op)} is not allowed")
@@ -198,6 +231,21 @@ def check_node(loc, node, known):
     elif not isinstance(node, ast.BoolOp | ast.operator | ast.unaryop | ast.cmpop
                         | ast.boolop | ast.expr_context):
         raise loc.fail(node, f"{type(node).__name__} is not allowed in an equation")
+
+
+def _check_constant(loc, node):
+    """Refuse a numbers-only ``node`` whose value is no finite real number (``1/0``)."""
+    left, right = constant(node.left), constant(node.right)
+    if left is None or right is None or not (math.isfinite(left) and math.isfinite(right)):
+        return  # not constant, or an operand already refused (it is checked on its own)
+    value = _python_binary(node.op, left, right)
+    if math.isinf(value):
+        raise loc.fail(node, "this constant is too large for a float")
+    if math.isnan(value):
+        by_zero = (isinstance(node.op, ast.Div | ast.Mod) and right == 0
+                   or isinstance(node.op, ast.Pow) and left == 0 and right < 0)
+        raise loc.fail(node, "division by zero" if by_zero
+                       else "this constant is not a real number")
 
 
 def _op_text(op) -> str:
@@ -239,17 +287,24 @@ def _check_call(loc, node):
 
 
 def compile_expression(node):
-    """A function ``env -> value`` computing ``node`` with jax.numpy (node already checked)."""
-    if isinstance(node, ast.Constant):
-        value = float(node.value)
+    """A function ``env -> value`` computing ``node`` with jax.numpy (node already checked).
+
+    Numbers-only parts are computed here, once; a chain ``a + b - c ...`` becomes one
+    loop (it nests on its left, as deep as it is long).
+    """
+    value = constant(node)
+    if value is not None:
         return lambda env: value
     if isinstance(node, ast.Name):
         name = node.id
         return lambda env: env[name]
     if isinstance(node, ast.BinOp):
-        op = _BINARY[type(node.op)]
-        left, right = compile_expression(node.left), compile_expression(node.right)
-        return lambda env: op(left(env), right(env))
+        chain = []
+        while isinstance(node, ast.BinOp):
+            chain.append((_BINARY[type(node.op)], compile_expression(node.right)))
+            node = node.left
+        first, chain = compile_expression(node), chain[::-1]
+        return lambda env: _fold(first(env), chain, env)
     if isinstance(node, ast.UnaryOp):
         operand = compile_expression(node.operand)
         op = {ast.USub: operator.neg, ast.UAdd: operator.pos,
@@ -265,6 +320,12 @@ def compile_expression(node):
         return lambda env: _reduce(op, [v(env) for v in values])
     func, args = FUNCTIONS[node.func.id][0], [compile_expression(n) for n in node.args]
     return lambda env: func(*(a(env) for a in args))
+
+
+def _fold(value, chain, env):
+    for op, right in chain:
+        value = op(value, right(env))
+    return value
 
 
 def _chain(env, terms, ops):

@@ -51,8 +51,8 @@ class UntrustedModelError(PermissionError, ValueError):
             f"{f'model {source.name!r}' if source.name else 'the model'} comes from the "
             f"Python file {source.path} (sha256 "
             f"{(source.sha256 or '?')[:12]}...), which has not been trusted: DiffLab never "
-            "runs code from a session file on its own; pass --trust on the command line or "
-            "trust=True in Python if you trust it"
+            "runs code from a session file on its own; if you trust it, run `difflab trust "
+            f"{source.path}` (or answer the app's prompt), or pass trust=True in Python"
         )
 
 

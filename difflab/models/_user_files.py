@@ -344,7 +344,7 @@ def resolve(ref, *, base_dir=None, trust=True) -> type[Model]:
 
     ``trust``: whether a Python file may run, as in :func:`from_source`. The default
     (True) suits a reference the user typed; a reference read from a session file
-    (e.g. a stored sweep config) must pass ``--trust``'s value or a trust store, and an
+    (e.g. a stored sweep config) must pass the user's trust store (``difflab trust``), and an
     untrusted file raises ``UntrustedModelError`` without running.
     """
     if is_model_class(ref):

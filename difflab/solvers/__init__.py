@@ -5,6 +5,14 @@ The families live in private subpackages (``_steppers``, ``_sweeps``, ``_fits``)
 module is their public face.
 """
 
+from ._analysis import Continuation as Continuation
+from ._analysis import Equilibria as Equilibria
+from ._analysis import LyapunovSpectrum as LyapunovSpectrum
+from ._analysis import SpecialPoint as SpecialPoint
+from ._analysis import continuation as continuation
+from ._analysis import equilibria as equilibria
+from ._analysis import first_lyapunov_coefficient as first_lyapunov_coefficient
+from ._analysis import lyapunov as lyapunov
 from ._fits import FitError as FitError
 from ._fits import FitProgress as FitProgress
 from ._fits import FitResult as FitResult
@@ -16,6 +24,8 @@ from ._result import Result as Result
 from ._sensitivity import Sensitivity as Sensitivity
 from ._sensitivity import sensitivity as sensitivity
 from ._settings import SolveSettings as SolveSettings
+from ._settings import key_from_record as key_from_record
+from ._settings import key_to_record as key_to_record
 from ._sharding import initialize_distributed as initialize_distributed
 from ._sharding import use_all_cpu_cores as use_all_cpu_cores
 from ._simulate import SimulationError as SimulationError

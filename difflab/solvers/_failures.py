@@ -82,3 +82,48 @@ def _error_if(ys, result, name: str):
     index = first * _CODES + result.reshape(-1)[first]
     return eqx.branched_error_if(ys, jnp.any(failed), index,
                                  FailureMessages(name, tuple(result.shape)))
+
+
+def explain(code, stats: dict, *, solver: str, stiff: bool, t0, t1) -> str:
+    """The message of result ``code``, with what happened (``stats``: see
+    ``_steppers/integrate.py``) and what would help, for a run of ``solver`` from ``t0``
+    to ``t1`` (``stiff``: whether the solver is implicit)."""
+    code = Result(int(code))
+    s = {k: np.asarray(v).item() for k, v in stats.items()}
+    a, r, t, h, stable = (s["accepted_steps"], s["rejected_steps"], s["t_reached"],
+                          s["dt_reached"], s["dt_stable"])
+    where = f"at t = {t:.6g} (t1 = {float(t1):g})"
+    limit = (f"{solver}'s stability limit for this problem is about dt = {stable:.3g} (from "
+             "the spectral radius of the Jacobian)")
+    remedy = f"use solver='kvaerno5' (stiff) or dt <= {0.9 * stable:.2g}"
+    if code == Result.UNSTABLE:
+        return (f"dt = {h:.3g} is outside {solver}'s stability region, so the states are "
+                f"garbage: {limit}; {remedy}")
+    if code == Result.DIVERGED and h > stable:
+        return (f"the state became infinite or NaN (the solution diverged) {where}: {limit}; "
+                f"{remedy}")
+    if code == Result.MAX_STEPS_REACHED:
+        return f"{_steps_taken(a, r, where, h)}; {_more_steps(a, r, t, float(t0), float(t1), stiff)}"
+    if code in (Result.DIVERGED, Result.STEP_SIZE_TOO_SMALL, Result.SOLVER_FAILED):
+        return f"{code.message} ({where}, step size {h:.3g}, {a} steps accepted, {r} rejected)"
+    return code.message
+
+
+def _steps_taken(a, r, where, h) -> str:
+    return (f"the solver took max_steps = {a + r} steps ({a} accepted, {r} rejected) and "
+            f"stopped {where} with step size {h:.3g}")
+
+
+def _more_steps(a, r, t, t0, t1, stiff) -> str:
+    """What would help a run that ran out of steps."""
+    if a == 0 or r > a:
+        what = "no step was accepted" if a == 0 else "most steps were rejected"
+        if stiff:
+            return (f"{what}: give a small first step (dt = 1e-8, say) or try another stiff "
+                    "solver (kvaerno3, kvaerno4)")
+        return f"{what}, so the problem is probably stiff: use solver='kvaerno5'"
+    pace = "" if not t > t0 else (
+        f"at this pace about {int(np.ceil((a + r) * (t1 - t0) / (t - t0))):,} steps "
+        "are needed: ")
+    return f"{pace}raise max_steps or loosen rtol/atol" + (
+        "" if stiff else "; if the problem is stiff, kvaerno5 needs far fewer steps")

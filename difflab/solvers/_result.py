@@ -13,6 +13,7 @@ class Result(enum.IntEnum):
     DIVERGED = 2
     STEP_SIZE_TOO_SMALL = 3
     SOLVER_FAILED = 4
+    UNSTABLE = 5
 
     @property
     def message(self) -> str:
@@ -22,12 +23,16 @@ class Result(enum.IntEnum):
 _MESSAGES = {
     Result.SUCCESS: "success",
     Result.MAX_STEPS_REACHED: "the solver took max_steps steps before reaching t1; "
-    "raise max_steps or loosen rtol/atol",
+    "raise max_steps or loosen rtol/atol, or, if most steps were rejected, use a stiff "
+    "solver (kvaerno5) or give a small first step dt",
     Result.DIVERGED: "the state became infinite or NaN (the solution diverged); "
     "try a smaller dt or an adaptive solver",
     Result.STEP_SIZE_TOO_SMALL: "the adaptive step size fell below its minimum; "
     "the problem may be stiff (try kvaerno5) or singular",
     Result.SOLVER_FAILED: "the solver failed (an implicit step did not converge)",
+    Result.UNSTABLE: "the fixed step dt is outside the solver's stability region (dt times "
+    "the spectral radius of the Jacobian is too large), so the states are garbage; use a "
+    "stiff solver (solver='kvaerno5') or a smaller dt",
 }
 
 

@@ -1,6 +1,7 @@
 """``SolveSettings``: everything ``simulate`` was told, as plain values, to save and rerun a run."""
 
 import dataclasses
+import math
 from typing import ClassVar
 
 import jax
@@ -24,7 +25,7 @@ class SolveSettings:
     dt: float | None
     n_save: int
     rtol: float
-    atol: float
+    atol: float | tuple[float, ...]  # a tuple: one per state
     max_steps: int
     y0: tuple[float, ...]
     key: tuple | None = None
@@ -70,8 +71,53 @@ def solve_arguments(settings: "SolveSettings | None", defaults: dict = DEFAULTS,
         raise TypeError(f"{unknown[0]!r} is not a solve argument")
     base = {} if settings is None else settings.kwargs()
     base.pop("y0", None)
-    return {name: _first(value, base.get(name), defaults.get(name))
-            for name, value in given.items()}
+    return check_arguments({name: _first(value, base.get(name), defaults.get(name))
+                            for name, value in given.items()})
+
+
+#: The most steps a run may be allowed (the step counters are 32-bit where x64 is off).
+MAX_STEPS_LIMIT = 2**31 - 1
+
+
+def check_arguments(solve: dict) -> dict:
+    """``solve`` with its counts as ``int``, after refusing values no run can use.
+
+    A ``ValueError`` names the argument: a time, step or tolerance that is NaN or
+    infinite, an ``n_save`` or ``max_steps`` that is not a whole number, a ``max_steps``
+    below 1 or above :data:`MAX_STEPS_LIMIT`. Traced values are left to the run.
+    """
+    for name in ("t0", "t1", "dt", "rtol", "atol"):
+        if name in solve:
+            _check_finite(solve[name], name)
+    for name, low, high in (("n_save", None, None), ("max_steps", 1, MAX_STEPS_LIMIT)):
+        if solve.get(name) is not None:
+            solve[name] = _whole_number(solve[name], name, low, high)
+    return solve
+
+
+def _check_finite(value, name: str) -> None:
+    if value is None or isinstance(value, jax.core.Tracer):
+        return
+    try:
+        array = np.asarray(value, dtype=np.float64)
+    except (TypeError, ValueError):
+        return  # not a number at all: the run's own check names it
+    if not np.all(np.isfinite(array)):
+        shown = float(array) if array.shape == () else "an array holding NaN or inf"
+        raise ValueError(f"{name} must be a finite number, got {shown}")
+
+
+def _whole_number(value, name: str, low, high) -> int:
+    ok = isinstance(value, (int, np.integer, float, np.floating)) and not isinstance(value, bool)
+    if ok and not isinstance(value, (int, np.integer)):
+        ok = math.isfinite(value) and float(value).is_integer()
+    if not ok:
+        raise ValueError(f"{name} must be a whole number, got {value!r}")
+    value = int(value)
+    if (low is not None and value < low) or (high is not None and value > high):
+        bounds = f"at least {low}" + (f" and at most {high:,}" if high is not None else "")
+        raise ValueError(f"{name} must be {bounds}, got {value}")
+    return value
 
 
 def _first(*values):

@@ -10,11 +10,12 @@ import jax.numpy as jnp
 import numpy as np
 
 from ..models import Model
-from ._failures import error_if_failed
+from ._failures import error_if_failed, explain
+from ._resources import check_fixed_steps, check_saved_states
 from ._result import Result, message
 from ._settings import SolveSettings, key_to_record, solve_arguments
 from ._steppers.adjoint import resolve_adjoint
-from ._steppers.catalog import resolve_solver, solver_name
+from ._steppers.catalog import IMPLICIT, resolve_solver, solver_name
 from ._steppers.integrate import Plan, integrate, save_step, step_count
 
 DEFAULT_N_SAVE = 1001
@@ -24,7 +25,11 @@ class Trajectory(eqx.Module):
     """Saved times ``ts`` (n_save,), states ``ys`` (n_save, n_states) and how the run ended.
 
     ``traj["x"]`` is the column of state ``x``. ``result`` is a :class:`Result` code;
-    ``steps`` the number of steps taken; ``wall_time`` the seconds the run took.
+    ``steps`` the number of steps taken, ``accepted_steps`` plus ``rejected_steps`` (an
+    adaptive solver's; a fixed-step run rejects none); ``stats`` holds those two and
+    ``t_reached`` (where the run stopped, or first saved a non-finite state),
+    ``dt_reached`` (the step size there) and ``dt_stable`` (the largest stable fixed
+    step, ``inf`` when not limited); ``wall_time`` the seconds the run took.
     ``model`` and ``settings`` (a :class:`SolveSettings`) are what made the run, so it
     can be saved (``difflab.io.save``) and rerun (:meth:`rerun`) with no other
     arguments. ``wall_time``, ``model`` and ``settings`` are ``None`` when the call was
@@ -42,6 +47,17 @@ class Trajectory(eqx.Module):
     model: object = None
     settings: SolveSettings | None = eqx.field(static=True, default=None)
     name: str | None = eqx.field(static=True, default=None)
+    stats: dict | None = None
+
+    @property
+    def accepted_steps(self):
+        """The steps accepted (all of a fixed-step run's); ``None`` if not known."""
+        return None if self.stats is None else self.stats.get("accepted_steps")
+
+    @property
+    def rejected_steps(self):
+        """The steps an adaptive solver rejected and retried smaller; ``None`` if not known."""
+        return None if self.stats is None else self.stats.get("rejected_steps")
 
     def __repr__(self) -> str:
         model = type(self.model).__name__ if self.model is not None else "?"
@@ -65,8 +81,14 @@ class Trajectory(eqx.Module):
 
     @property
     def message(self) -> str:
-        """How the run ended, in words."""
-        return message(np.max(np.asarray(self.result)))
+        """How the run ended, in words: for a failed run, what happened and what would help."""
+        code = np.max(np.asarray(self.result))
+        if code == Result.SUCCESS or self.settings is None or np.ndim(self.result) != 0 \
+                or "t_reached" not in (self.stats or {}):
+            return message(code)
+        s = self.settings
+        return explain(code, self.stats, solver=s.solver, stiff=s.solver in IMPLICIT,
+                       t0=s.t0, t1=s.t1)
 
     def rerun(self, model=None, **changes) -> "Trajectory":
         """Simulate again with the same model and settings (``changes`` override them).
@@ -120,9 +142,33 @@ def _float(x, name: str):
     return value
 
 
+def _tolerance(x, name: str, model: Model):
+    """A tolerance: a scalar, or one value per state (a 1-D array as long as the state)."""
+    if not _is_concrete(x):
+        value = x
+    elif np.ndim(x) == 0:
+        value = _float(x, name)
+    else:
+        try:
+            value = np.asarray(x, dtype=jnp.result_type(float))
+        except (TypeError, ValueError):
+            raise TypeError(f"{name} must be a number or an array of numbers, not {x!r}") \
+                from None
+    n = len(model.state_names)
+    if value.shape not in ((), (n,)):
+        raise ValueError(f"{name} must be a number or one per state ({n} for "
+                         f"{type(model).__name__}), not an array of shape {value.shape}")
+    return value
+
+
 def _check_positive(value, name: str) -> None:
-    if _is_concrete(value) and not value > 0:
-        raise ValueError(f"{name} must be positive, got {float(value)}")
+    if _is_concrete(value) and not np.all(value > 0):
+        raise ValueError(f"{name} must be positive, got {_plain(value)}")
+
+
+def _plain(value):
+    """A concrete scalar as a float, an array as a tuple of floats."""
+    return float(value) if np.ndim(value) == 0 else tuple(map(float, np.ravel(value)))
 
 
 @functools.partial(jax.jit, static_argnums=1)
@@ -177,9 +223,11 @@ def prepare(model, t1, *, t0, dt, solver, n_save, y0, key, rtol, atol, max_steps
     if dt is not None:
         dt = _float(dt, "dt")
         _check_positive(dt, "dt")
-    rtol, atol = _float(rtol, "rtol"), _float(atol, "atol")
+    rtol, atol = _float(rtol, "rtol"), _tolerance(atol, "atol", model)
     _check_positive(rtol, "rtol")
     _check_positive(atol, "atol")
+    if not solver.adaptive:
+        check_fixed_steps(t0, t1, dt, max_steps, n_save)
     n_save = _n_save(n_save, t0, t1, dt, solver)
     if solver.stochastic and key is None:
         raise ValueError("a stochastic model needs key=jax.random.key(...)")
@@ -202,8 +250,8 @@ def save_times(plan: Plan, args):
 
 @functools.partial(jax.jit, static_argnums=0)
 def _solve(plan, args):
-    ys, result, steps = integrate(plan, args)
-    return save_times(plan, args), ys, result, steps
+    ys, result, stats = integrate(plan, args)
+    return save_times(plan, args), ys, result, stats
 
 
 def simulate(
@@ -230,18 +278,26 @@ def simulate(
         t1, t0: the end and start times (``t0`` default 0).
         dt: the step of a fixed-step solver (the last steps are shortened evenly so
             they end at ``t1``); the initial step of an adaptive one (``None``: chosen
-            automatically). Fixed-step default: ``(t1 - t0) / 1000``.
-        solver: a name (``"euler"``, ``"heun"``, ``"rk4"``, ``"leapfrog"``,
-            ``"euler_maruyama"``, ``"tsit5"``, ``"dopri5"``, ``"dopri8"``,
-            ``"kvaerno5"``) or a solver object. Default: the model's
+            by Hairer's algorithm). Fixed-step default: ``(t1 - t0) / 1000``.
+        solver: a name (fixed steps: ``"euler"``, ``"heun"``, ``"rk4"``, ``"leapfrog"``,
+            ``"euler_maruyama"``; adaptive: ``"tsit5"``, ``"dopri5"``, ``"dopri8"``,
+            ``"bosh3"``, ``"ralston"``; stiff: ``"kvaerno3"``, ``"kvaerno4"``,
+            ``"kvaerno5"``), a diffrax solver (``diffrax.Kvaerno3()``), or a solver
+            object such as ``Adaptive(diffrax.Kvaerno5(), controller=...)`` to choose
+            the step controller too (``docs/solvers.md``). Default: the model's
             ``default_solver`` (``"kvaerno5"`` for the stiff ``heat1d``), else ``"rk4"``
             (``"euler_maruyama"`` for SDE models).
         n_save: how many states to keep, evenly spaced from ``t0`` to ``t1``
             (default: every step, at most 1001).
         y0: the initial state (default ``model.initial_state()``).
         key: a ``jax.random`` key, needed by stochastic models.
-        rtol, atol: tolerances of adaptive solvers (default 1e-6, 1e-9).
-        max_steps: the most steps an adaptive solver may take (default 100,000).
+        rtol, atol: tolerances of adaptive solvers (default 1e-6, 1e-9); ``atol`` may
+            be one value per state (an array as long as the state).
+        max_steps: the most steps an adaptive solver may take (default 100,000). Fixed
+            steps may number a billion, or up to ``max_steps`` if that is more; a run
+            that would take more, or keep more states than the memory allowed
+            (``DIFFLAB_MEMORY_LIMIT``, else 80% of what is available), is refused with a
+            ``ValueError`` before it starts.
         settings: a :class:`SolveSettings` (such as ``traj.settings``) giving every
             argument above that is left ``None``, except ``y0``.
         throw: raise :class:`SimulationError` if the run fails; with ``False`` the
@@ -255,21 +311,28 @@ def simulate(
             at most 16 differentiated scalars, else reverse; see ``docs/fitting.md``).
 
     Parameter values, ``y0``, ``t0``, ``t1``, ``dt`` and tolerances are traced: changing
-    them reuses the compiled program.
+    them reuses the compiled program. A fixed-step run whose ``dt`` is outside the
+    solver's stability region for the model (estimated from the Jacobian at the start
+    and the end) fails with ``Result.UNSTABLE``; a failure's message says what happened
+    (steps accepted and rejected, the time and step size reached) and what would help.
     """
     solve = solve_arguments(settings, t1=t1, t0=t0, dt=dt, solver=solver, n_save=n_save,
                             y0=y0, key=key, rtol=rtol, atol=atol, max_steps=max_steps)
     plan, args = prepare(model, adjoint=adjoint, **solve)
+    check_saved_states(plan.n_save, len(model.state_names), args["y0"].dtype.itemsize)
     start = time.perf_counter()
-    ts, ys, result, steps = _solve(plan, args)
+    ts, ys, result, stats = _solve(plan, args)
+    steps = stats["accepted_steps"] + stats["rejected_steps"]
     recorded = ()  # wall time, model and settings: known only outside JAX transformations
     if _is_concrete(ys):
-        ys.block_until_ready()
+        jax.block_until_ready((ts, ys, result, stats, steps))  # the time of the finished run
         recorded = (time.perf_counter() - start, model,
                     settings_of(plan, args, solver_name(solve["solver"], model)))
+    traj = Trajectory(ts, ys, result, steps, tuple(model.state_names), *recorded,
+                      stats=stats)
     if throw:
-        ys = _raise_if_failed(model, ys, result)
-    return Trajectory(ts, ys, result, steps, tuple(model.state_names), *recorded)
+        traj = eqx.tree_at(lambda t: t.ys, traj, _raise_if_failed(traj, model))
+    return traj
 
 
 def settings_of(plan: Plan, args: dict, solver: str) -> SolveSettings | None:
@@ -280,17 +343,16 @@ def settings_of(plan: Plan, args: dict, solver: str) -> SolveSettings | None:
     return SolveSettings(
         solver=solver, t0=float(args["t0"]), t1=float(args["t1"]),
         dt=None if args["dt"] is None else float(args["dt"]), n_save=plan.n_save,
-        rtol=float(args["rtol"]), atol=float(args["atol"]), max_steps=plan.max_steps,
+        rtol=float(args["rtol"]), atol=_plain(args["atol"]), max_steps=plan.max_steps,
         y0=tuple(map(float, np.asarray(args["y0"]))), key=key_to_record(args["key"]),
         precision=str(np.asarray(args["y0"]).dtype))
 
 
-def _raise_if_failed(model, ys, result):
-    if _is_concrete(result):
-        code = int(np.max(np.asarray(result)))
+def _raise_if_failed(traj: Trajectory, model: Model):
+    name = type(model).__name__
+    if _is_concrete(traj.result):
+        code = int(np.max(np.asarray(traj.result)))
         if code != Result.SUCCESS:
-            raise SimulationError(
-                f"{type(model).__name__}: {message(code)}", Result(code)
-            )
-        return ys
-    return error_if_failed(type(model).__name__, ys, result)
+            raise SimulationError(f"{name}: {traj.message}", Result(code))
+        return traj.ys
+    return error_if_failed(name, traj.ys, traj.result)

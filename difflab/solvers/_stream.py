@@ -11,21 +11,27 @@ import equinox as eqx
 import jax.numpy as jnp
 import numpy as np
 
-from ._result import Result, mark_diverged, message
+from ._resources import check_memory
+from ._result import Result, message
 from ._settings import SolveSettings, solve_arguments
-from ._simulate import SimulationError, prepare, save_times
-from ._steppers.integrate import advance, step_count
+from ._simulate import SimulationError, prepare, save_times, settings_of
+from ._steppers.catalog import solver_name
+from ._steppers.integrate import advance, fixed_result, save_step, step_count
 
 
 @dataclasses.dataclass(frozen=True)
 class Chunk:
-    """Saved points ``start .. start + len(ts) - 1`` of a streamed run, on the host."""
+    """Saved points ``start .. start + len(ts) - 1`` of a streamed run, on the host.
+
+    ``settings`` are those of the whole run (what ``simulate`` would record).
+    """
 
     ts: np.ndarray
     ys: np.ndarray
     start: int
     total: int
     result: Result
+    settings: SolveSettings | None = None
 
     @property
     def progress(self) -> float:
@@ -40,7 +46,9 @@ def _fixed_chunk(plan, args, y, first, size):
     h = (args["t1"] - args["t0"]) / n_steps
     n = plan.n_save - 1
     _, ys = advance(plan.solver, model, y, args["t0"], h, n_steps, n, first - 1, size, args["key"])
-    return ys, mark_diverged(jnp.int32(Result.SUCCESS), ys)
+    start, stop = (args["t0"] + save_step(j, n_steps, n) * h for j in (first - 1, first - 1 + size))
+    code, _ = fixed_result(plan.solver, model, start, stop, h, jnp.concatenate([y[None], ys]))
+    return ys, code
 
 
 @eqx.filter_jit
@@ -71,17 +79,20 @@ def stream(model, t1=None, *, t0=None, dt=None, solver=None, n_save: int | None 
     solve = solve_arguments(settings, t1=t1, t0=t0, dt=dt, solver=solver, n_save=n_save,
                             y0=y0, key=key, rtol=rtol, atol=atol, max_steps=max_steps)
     plan, args = prepare(model, **solve)
+    check_memory(2 * plan.n_save * args["y0"].dtype.itemsize,
+                 f"the {plan.n_save:,} save times of a streamed run", "lower n_save")
+    recorded = settings_of(plan, args, solver_name(solve["solver"], model))
     run_chunk = _adaptive_chunk if plan.solver.adaptive else _fixed_chunk
     ts = np.asarray(save_times(plan, args))
     y = args["y0"]
-    yield Chunk(ts[:1], np.asarray(y)[None], 0, plan.n_save, Result.SUCCESS)
+    yield Chunk(ts[:1], np.asarray(y)[None], 0, plan.n_save, Result.SUCCESS, recorded)
     for first in range(1, plan.n_save, chunk_size):
         ys, result = run_chunk(plan, args, y, jnp.asarray(first), chunk_size)
         count = min(chunk_size, plan.n_save - first)
         ys, result = np.asarray(ys[:count]), Result(int(result))
         if result != Result.SUCCESS and throw:
             raise SimulationError(f"{type(model).__name__}: {message(result)}", result)
-        yield Chunk(ts[first : first + count], ys, first, plan.n_save, result)
+        yield Chunk(ts[first : first + count], ys, first, plan.n_save, result, recorded)
         if result != Result.SUCCESS:
             return
         y = jnp.asarray(ys[-1])

@@ -5,7 +5,7 @@ import pytest
 
 import difflab as dl
 from difflab.app.lab import Lab, PlotLayout
-from difflab.app.runs import RunSettings, solve, stream_run
+from difflab.app.runs import RunSettings, complete, solve, stream_run
 
 
 @pytest.fixture
@@ -72,8 +72,9 @@ def test_solve_now_equals_simulate_and_stale_results_are_ignored(lab):
     run = lab.solve_now()
     expected = dl.simulate(dl.models.get("pendulum")(g=4.0), 5.0, solver="heun")
     np.testing.assert_array_equal(run.ys, np.asarray(expected.ys))
-    assert not lab.accept(solve(old))  # an older request's run arrives late
+    assert not lab.accept(solve(old), old)  # an older request's run arrives late
     assert lab.current is run
+    assert isinstance(run, dl.Trajectory) and run.settings.solver == "heun"  # one run class
 
 
 @pytest.mark.slow
@@ -91,8 +92,9 @@ def test_kept_runs_are_named_renamed_hidden_and_removed(lab):
         lab.rename_run("run0", "9 lives")
     lab.rename_run("run0", "earth")
     lab.set_run_visible("moon", False)
-    assert list(lab.runs) == ["earth", "moon"] and not lab.runs["moon"].visible
-    assert lab.runs["earth"].params["g"] == 9.81 and lab.runs["moon"].params["g"] == 1.0
+    assert list(lab.runs) == ["earth", "moon"] and not lab.is_visible("moon")
+    assert lab.runs["earth"].model.g == 9.81 and lab.runs["moon"].model.g == 1.0
+    assert lab.app_settings()["visible"] == {"earth": True, "moon": False}
     lab.delete("run", "earth")
     assert list(lab.runs) == ["moon"]
     assert lab.undo() == "Delete run earth" and list(lab.runs) == ["earth", "moon"]
@@ -110,9 +112,9 @@ def test_a_stopped_stream_keeps_the_points_it_computed():
 
     for run, _ in stream_run(request, chunk_size=100, stop=stop):
         chunks += 1
-        lab.accept(run)
+        lab.accept(run, request)
     # the first chunk is the initial state, then 100 points a chunk
-    assert lab.current.n_valid == 201 and not lab.current.complete
+    assert len(lab.current.ts) == 201 and not complete(lab.current)
     full = dl.simulate(dl.models.get("lorenz")(), 10.0, n_save=1001)
     np.testing.assert_allclose(lab.current.ys[:201], np.asarray(full.ys)[:201], rtol=1e-12)
     assert lab.keep_current("partial") == "partial" and len(lab.runs["partial"].ts) == 201

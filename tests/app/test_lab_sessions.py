@@ -12,7 +12,7 @@ from difflab.app.fits import FitRequest, run_fit
 from difflab.app.lab import Lab
 from difflab.app.sensitivities import SensitivityRequest, run_sensitivity
 from difflab.app.session_io import open_lab, save_lab
-from difflab.app.sweeps import Axis, SweepRequest, run_sweep
+from difflab.app.sweeps import Axis, SweepRequest, SweepView, run_sweep
 
 
 @pytest.mark.slow
@@ -29,8 +29,9 @@ def test_session_round_trip_with_runs_a_sweep_and_the_layout(tmp_path):
                            "max", "z", lab.settings)
     chunks = []
     sweep = run_sweep(request, lambda data, chunk: chunks.append(chunk.stop))
-    assert sweep.complete and chunks[-1] == 24 and sweep.grid().shape == (6, 4)
-    lab.add_result("sweep", sweep)
+    assert sweep.result.complete and chunks[-1] == 24 and sweep.grid().shape == (6, 4)
+    assert isinstance(sweep.result, dl.SweepResult)  # what the lab keeps: the solvers' class
+    lab.add_result("sweep", sweep.result)
     path = tmp_path / "session.h5"
     save_lab(lab, path)
     assert lab.path == path and not lab.dirty
@@ -44,13 +45,13 @@ def test_session_round_trip_with_runs_a_sweep_and_the_layout(tmp_path):
     open_lab(other, path)
     assert other.model_name == "lorenz" and other.params["rho"] == 12.0
     assert other.settings.t1 == 2.0 and not other.dirty and not other.undo_stack.can_undo
-    assert list(other.runs) == ["base"] and other.runs["base"].params["rho"] == 28.0
+    assert list(other.runs) == ["base"] and other.runs["base"].model.rho == 28.0
     np.testing.assert_array_equal(other.current.ys, lab.current.ys)
     assert other.layout.time_states == ("z",) and other.layout.view == "phase"
-    stored = other.results["sweep"]["sweep0"]
-    np.testing.assert_array_equal(stored.observable, sweep.observable)
+    stored = SweepView.of(other.results["sweep"]["sweep0"], "lorenz")
     np.testing.assert_array_equal(stored.values, sweep.values)
-    assert stored.request.axes == request.axes and stored.complete
+    np.testing.assert_array_equal(stored.result.space["rho"], sweep.result.space["rho"])
+    assert stored.axes == request.axes and stored.spec == "max(z)" and stored.result.complete
 
 
 @pytest.mark.slow
@@ -59,15 +60,16 @@ def test_a_stopped_sweep_is_saved_as_incomplete(tmp_path):
     request = SweepRequest(lab.model, "lorenz", (Axis("rho", 1.0, 40.0, 64),), "final", "x",
                            lab.settings, chunk_size=16)
     data = run_sweep(request, stop=lambda: True)
-    assert not data.complete and data.done == 16
-    lab.add_result("sweep", data)
+    assert not data.result.complete and data.done == 16
+    lab.add_result("sweep", data.result)
     save_lab(lab, tmp_path / "stopped.h5")
     assert not dl.open(tmp_path / "stopped.h5").sweeps[0].complete
     other = Lab()
     open_lab(other, tmp_path / "stopped.h5")
-    back = other.results["sweep"]["sweep0"]
-    assert back.done == 16 and not back.complete
-    np.testing.assert_array_equal(back.observable[:16], data.observable[:16])
+    back = SweepView.of(other.results["sweep"]["sweep0"], "lorenz")
+    assert back.done == 16 and not back.result.complete
+    np.testing.assert_array_equal(back.values[:16], data.values[:16])
+    assert np.all(np.isnan(back.grid()[16:]))
 
 
 def test_opening_a_file_that_is_not_a_session_fails_cleanly(tmp_path):
@@ -143,11 +145,11 @@ def test_a_sweep_file_keeps_its_sweep_when_the_app_saves_into_it(tmp_path):
     lab = Lab()
     open_lab(lab, path)
     assert lab.model_name == "lorenz" and not lab.dirty
-    shown = lab.results["sweep"]["scan"]  # a sweep the app did not make is drawn too
-    assert [(a.name, a.lo, a.hi, a.n) for a in shown.request.axes] == [
+    shown = SweepView.of(lab.results["sweep"]["scan"], "lorenz")  # not made by the app
+    assert [(a.name, a.lo, a.hi, a.n) for a in shown.axes] == [
         ("rho", 1.0, 28.0, 6), ("sigma", 5.0, 10.0, 2)]
-    assert shown.request.spec == "max(x)" and shown.grid().shape == (6, 2) and shown.complete
-    np.testing.assert_array_equal(shown.observable, made.observables["x_max"])
+    assert shown.spec == "max(x)" and shown.grid().shape == (6, 2) and shown.result.complete
+    np.testing.assert_array_equal(shown.values, made.observables["x_max"])
     for rho in (3.0, 4.0):  # the second save replaces what the first wrote
         lab.set_param("rho", rho)
         lab.solve_now()
@@ -184,7 +186,7 @@ def test_delete_removes_an_object_at_the_next_save_and_undo_brings_it_back(tmp_p
     lab.keep_current("b")
     request = SweepRequest(lab.model, "pendulum", (Axis("g", 1.0, 10.0, 4),), "max", "theta",
                            lab.settings)
-    lab.add_result("sweep", run_sweep(request))
+    lab.add_result("sweep", run_sweep(request).result)
     path = tmp_path / "lab.h5"
     save_lab(lab, path)
     before = _contents(path)
@@ -222,11 +224,12 @@ def test_round_trip_of_a_sweep_a_fit_a_sensitivity_and_an_equation_model(tmp_pat
     lab.keep_current("start")
     lab.add_result("sweep", run_sweep(SweepRequest(
         lab.model, "Spring", (Axis("k", 0.5, 4.0, 5), Axis("c", 0.0, 0.4, 3)), "max", "x",
-        lab.settings)))
+        lab.settings)).result)
     truth = dl.simulate(spring(k=2.0), 4.0, n_save=21)
     data = dl.io.Observations(np.asarray(truth.ts), np.asarray(truth.ys), truth.state_names)
-    fit = run_fit(FitRequest(lab.model, "Spring", data, ("k",), lab.settings, max_steps=30))
-    assert fit.ok and fit.chi2 is not None and fit.dof == 2 * 21 - 1
+    fit = run_fit(FitRequest(lab.model, "Spring", data, ("k",), lab.settings,
+                             max_steps=30)).fit
+    assert fit.ok and fit.dof == 2 * 21 - 1 and abs(fit.params["k"] - 2.0) < 1e-4
     lab.add_result("fit", fit)
     lab.add_result("sensitivity", run_sensitivity(SensitivityRequest(
         lab.model, "Spring", lab.settings, ("k", "c"))))
@@ -247,8 +250,10 @@ def test_round_trip_of_a_sweep_a_fit_a_sensitivity_and_an_equation_model(tmp_pat
     assert [list(again.results[k]) for k in ("sweep", "fit", "sensitivity")] == [
         ["sweep0"], ["fit0"], ["sensitivity0"]]
     back = again.results["fit"]["fit0"]
+    assert isinstance(back, dl.FitResult)
     assert (back.result, back.message, back.params, back.stderr, back.chi2, back.dof) == (
         fit.result, fit.message, fit.params, fit.stderr, fit.chi2, fit.dof)
+    np.testing.assert_array_equal(back.covariance, fit.covariance)
     again.set_param("c", 0.2)
     again.solve_now()
     again.keep_current("damped")
@@ -266,12 +271,14 @@ def test_round_trip_of_a_sweep_a_fit_a_sensitivity_and_an_equation_model(tmp_pat
         np.testing.assert_array_equal(last.runs[name].ts, run.ts)
     np.testing.assert_array_equal(last.current.ys, again.current.ys)
     sweep, sweep_back = again.results["sweep"]["sweep0"], last.results["sweep"]["sweep0"]
-    for field in ("values", "observable", "result", "final"):
+    for field in ("y", "result", "steps", "ts"):
         np.testing.assert_array_equal(getattr(sweep_back, field), getattr(sweep, field))
-    assert sweep_back.request.axes == sweep.request.axes
+    np.testing.assert_array_equal(sweep_back.observables["max_x"], sweep.observables["max_x"])
+    assert SweepView.of(sweep_back, "Spring").axes == SweepView.of(sweep, "Spring").axes
     fit_back = last.results["fit"]["fit0"]
-    assert (fit_back.losses, fit_back.parameters, fit_back.stderr, fit_back.chi2) == (
-        fit.losses, fit.parameters, fit.stderr, fit.chi2)
+    np.testing.assert_array_equal(fit_back.loss_history, fit.loss_history)
+    np.testing.assert_array_equal(fit_back.parameter_history, fit.parameter_history)
+    assert (fit_back.stderr, fit_back.chi2) == (fit.stderr, fit.chi2)
     sens, sens_back = (lab.results["sensitivity"]["sensitivity0"],
                        last.results["sensitivity"]["sensitivity0"])
     np.testing.assert_array_equal(sens_back.raw, sens.raw)

@@ -24,7 +24,7 @@ def test_save_and_reopen_a_session(qtbot, make_window, tmp_path):
     qtbot.waitUntil(lambda: lab.current is not None and lab.current.settings.t1 == 3.0, timeout=LONG)
     lab.keep_current("reference")
     lab.set_param("rho", 15.0)
-    qtbot.waitUntil(lambda: lab.current.params["rho"] == 15.0, timeout=LONG)
+    qtbot.waitUntil(lambda: lab.current.model.rho == 15.0, timeout=LONG)
     lab.set_layout(time_states=("x", "z"), phase_x="y", phase_y="z", view="phase")
     lab.set_run_visible("reference", False)
     window.time_plot.plot.getPlotItem().setRange(xRange=(0.5, 2.5), yRange=(-5, 5), padding=0)
@@ -46,8 +46,8 @@ def test_save_and_reopen_a_session(qtbot, make_window, tmp_path):
     window.recent_menu.actions()[0].trigger()  # File > Open Recent > lab.h5
     assert lab.path == path and not lab.dirty
     assert lab.params["rho"] == 15.0 and lab.settings.t1 == 3.0
-    assert list(lab.runs) == ["reference"] and not lab.runs["reference"].visible
-    assert lab.runs["reference"].params["rho"] == 28.0
+    assert list(lab.runs) == ["reference"] and not lab.is_visible("reference")
+    assert lab.runs["reference"].model.rho == 28.0
     assert lab.layout.time_states == ("x", "z") and window.tabs.currentWidget() is window.phase_plot
     expected = np.asarray(dl.simulate(dl.models.get("lorenz")(rho=15.0), 3.0).ys)
     np.testing.assert_allclose(lab.current.ys, expected, rtol=0, atol=1e-12)
@@ -123,7 +123,7 @@ def test_a_difflab_sweep_file_opens_in_the_sweep_tab_and_deletes_are_saved(
     sweep = _arrays(path, "sweeps/scan")
     assert window.files.open(str(path))
     panel = window.views["sweep"]
-    assert panel.data is window.lab.results["sweep"]["scan"]
+    assert panel.data.result is window.lab.results["sweep"]["scan"]
     assert panel.picker.names.currentText() == "scan" and panel.image.isVisible()
     np.testing.assert_array_equal(panel.image.image, made.observables["x_max"].reshape(6, 2))
     qtbot.waitUntil(lambda: window.lab.current is not None, timeout=LONG)
@@ -143,7 +143,7 @@ def test_a_difflab_sweep_file_opens_in_the_sweep_tab_and_deletes_are_saved(
     window.actions["undo"].trigger()
     window.actions["undo"].trigger()
     assert list(window.lab.runs) == ["run0"] and window.runs_panel.list.count() == 1
-    assert panel.data is window.lab.results["sweep"]["scan"]
+    assert panel.data.result is window.lab.results["sweep"]["scan"]
     window.actions["save"].trigger()
     session = dl.open(path)
     assert session.sweeps.names() == ["scan"] and "run0" in session.runs.names()

@@ -32,21 +32,22 @@ def test_sweep_finishes_and_matches_simulate_and_a_click_simulates_the_point(qtb
     with qtbot.waitSignal(panel.finished, timeout=LONG) as blocker:
         panel.run_button.click()
     data = blocker.args[0]
-    assert data.complete and data.done == 12 and not data.failures()
+    assert isinstance(data, dl.SweepResult) and data.complete and data.ok and len(data) == 12
     rhos = np.linspace(0.0, 100.0, 12)  # lorenz rho bounds
-    np.testing.assert_allclose(data.values[:, 0], rhos)
+    np.testing.assert_allclose(data.space["rho"], rhos)
     lorenz = dl.models.get("lorenz")
     for i in (0, 7):
         traj = dl.simulate(lorenz(rho=rhos[i]), 2.0)
-        np.testing.assert_allclose(data.observable[i], np.max(np.asarray(traj["z"])), rtol=1e-9)
+        np.testing.assert_allclose(data.observables["max_z"][i], np.max(np.asarray(traj["z"])),
+                                   rtol=1e-9)
     x, y = panel.curve.getData()
-    np.testing.assert_allclose(y, data.observable)
+    np.testing.assert_allclose(y, data.observables["max_z"])
     assert "sweep0" in window.lab.results["sweep"]
 
     panel.select_point(7)
     assert window.lab.params["rho"] == rhos[7]
     expected = np.asarray(dl.simulate(lorenz(rho=rhos[7]), 2.0)["z"])
-    qtbot.waitUntil(lambda: window.lab.current.params["rho"] == rhos[7], timeout=LONG)
+    qtbot.waitUntil(lambda: window.lab.current.model.rho == rhos[7], timeout=LONG)
     curve = panel.preview_curves[2]
     qtbot.waitUntil(lambda: np.allclose(curve.yData, expected), timeout=LONG)
     assert window.lab.undo_stack.undo_text.startswith("Simulate sweep point rho")
@@ -62,7 +63,7 @@ def test_the_event_loop_keeps_running_during_a_large_sweep(qtbot, window):
     _configure(panel, "rho", 80, "sigma", 80)
     # Measure the sweep alone: the live re-solve of the new model has drawn, and so has the view.
     qtbot.waitUntil(lambda: window.lab.current is not None
-                    and window.lab.current.model_name == "lorenz"
+                    and window.lab.name_of(window.lab.current.model) == "lorenz"
                     and window.lab.current.settings.dt == 1e-4, timeout=LONG)
     qtbot.wait(200)
     ticks, chunks = [], []
@@ -75,8 +76,8 @@ def test_the_event_loop_keeps_running_during_a_large_sweep(qtbot, window):
         panel.worker.item.connect(lambda item: chunks.append(time.perf_counter()))
     timer.stop()
     data = blocker.args[0]
-    assert data.complete and data.done == 6400 and len(chunks) > 10
-    assert np.isfinite(panel.image.image).sum() == 6400 - len(data.failures())
+    assert data.complete and len(data) == 6400 and len(chunks) > 10
+    assert np.isfinite(panel.image.image).sum() == 6400 - len(data.failed)
     gaps = np.diff(ticks)
     assert len(gaps) > 50
     worst = int(np.argmax(gaps))
@@ -97,5 +98,6 @@ def test_stop_ends_a_sweep_between_chunks(qtbot, window):
     with qtbot.waitSignal(panel.finished, timeout=LONG) as blocker:
         window.actions["stop"].trigger()
     data = blocker.args[0]
-    assert not data.complete and 0 < data.done < 4000
+    assert not data.complete and 0 < np.count_nonzero(data.result != -1) < 4000
+    assert data.stats["stopped"]
     assert "(stopped)" in panel.summary.text()

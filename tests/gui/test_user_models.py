@@ -37,7 +37,7 @@ def test_a_model_file_runs_only_after_the_prompt_and_reloads_on_change(
     assert user.child(0).text(0) == "DrivenPendulum"
     window.lab.set_param("drive", 1.2)
     qtbot.waitUntil(lambda: window.lab.current is not None
-                    and window.lab.current.params.get("drive") == 1.2, timeout=LONG)
+                    and getattr(window.lab.current.model, "drive", None) == 1.2, timeout=LONG)
     cls = window.lab.model_class("DrivenPendulum")
     expected = np.asarray(dl.simulate(cls(drive=1.2), 10.0)["theta"])
     np.testing.assert_allclose(window.lab.current["theta"], expected, atol=1e-12)
@@ -55,7 +55,7 @@ def test_a_model_file_runs_only_after_the_prompt_and_reloads_on_change(
     # a session that uses it reopens in a fresh window: the content is trusted, so the
     # stored text is run again; untrusted content would be shown as data only
     qtbot.waitUntil(lambda: window.lab.current is not None
-                    and window.lab.current.params.get("phase") == 0.0, timeout=LONG)
+                    and getattr(window.lab.current.model, "phase", None) == 0.0, timeout=LONG)
     assert window.files._save_to(tmp_path / "user.h5")
     fresh = make_window()
     assert "DrivenPendulum" not in fresh.lab.user_models
@@ -80,7 +80,7 @@ def test_equation_editor_checks_as_you_type_and_builds_the_model(qtbot, window):
     editor.use_button.click()
     assert window.lab.model_name == "Spring" and "k" in window.parameter_panel.rows
     qtbot.waitUntil(lambda: window.lab.current is not None
-                    and window.lab.current.model_name == "Spring", timeout=LONG)
+                    and window.lab.name_of(window.lab.current.model) == "Spring", timeout=LONG)
     ts = window.lab.current.ts
     np.testing.assert_allclose(window.lab.current["x"], np.cos(np.sqrt(2.0) * ts), atol=1e-6)
 
@@ -94,7 +94,7 @@ def test_an_equation_model_reopens_with_its_own_text(qtbot, make_window, tmp_pat
     editor.text.setPlainText(text)
     assert editor.build() == "Decay"
     qtbot.waitUntil(lambda: window.lab.current is not None
-                    and window.lab.current.model_name == "Decay", timeout=LONG)
+                    and window.lab.name_of(window.lab.current.model) == "Decay", timeout=LONG)
     assert window.files._save_to(tmp_path / "decay.h5")
     fresh = make_window()
     assert fresh.equation_editor.text.toPlainText() != text  # a new window: the template

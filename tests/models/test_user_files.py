@@ -227,7 +227,7 @@ def test_an_untrusted_stored_source_runs_nothing(tmp_path):
               "sha256": sha, "source": text}
     asked = []
     for trust in (False, None, lambda s, p: asked.append((s, p)) or False):
-        with pytest.raises(UntrustedModelError, match="has not been trusted.*--trust"):
+        with pytest.raises(UntrustedModelError, match="has not been trusted.*run `difflab trust "):
             from_source(record, trust=trust)
     assert asked == [(sha, str(tmp_path / "gone.py"))] and not marker.exists()
     with pytest.raises(ModelFileError, match="has changed since it was trusted"):

@@ -1,27 +1,64 @@
-"""Adaptive and stiff solvers from diffrax, stepped under a PID step-size controller."""
+"""Adaptive and stiff solvers from diffrax, stepped under an error-controlled step size.
+
+Every controller is wrapped in :class:`Guarded`, which fixes two things diffrax 0.7 gets
+wrong on stiff problems: it chooses the first step by Hairer's algorithm (diffrax's own
+falls back to 0.01 whenever the term is wrapped, which ``diffeqsolve`` always does), and
+it rejects a step whose candidate state is not finite with the smallest step factor
+(diffrax turns it into a NaN step size, after which every step is rejected). It also
+records how far the solve got and with what step size, for the failure messages.
+"""
 
 from typing import ClassVar
 
 import diffrax
 import equinox as eqx
+import jax
 import jax.numpy as jnp
 
 from ...models import Model, SDEModel
 from .._result import Result, mark_diverged
+from .integrate import run_stats
 
 
 class Adaptive(eqx.Module):
-    """A diffrax solver under PID error control: ``Adaptive(diffrax.Tsit5())``.
+    """A diffrax solver under error control: ``Adaptive(diffrax.Tsit5())``.
 
-    The default gains suit smooth problems; for stiff ones diffrax suggests the
-    less sensitive ``pcoeff=0.3, icoeff=0.3`` (which ``"kvaerno5"`` uses).
+    ``controller``: a diffrax adaptive step-size controller (``diffrax.PIDController``,
+    or one wrapped in ``diffrax.ClipStepSizeController``); its ``rtol`` and ``atol`` are
+    replaced by those given to ``simulate`` (traced, and recorded with the run). Default:
+    a ``PIDController`` with gains ``pcoeff`` and ``icoeff``; the defaults suit smooth
+    problems, and for stiff ones diffrax suggests ``pcoeff=0.3, icoeff=0.3`` (which the
+    implicit solvers named in the catalog use). IMEX solvers (``diffrax.KenCarp4()``) are
+    refused: a model is one vector field, not an explicit and an implicit part.
     """
 
     solver: diffrax.AbstractAdaptiveSolver
     pcoeff: float = eqx.field(static=True, default=0.4)
     icoeff: float = eqx.field(static=True, default=1.0)
+    controller: diffrax.AbstractAdaptiveStepSizeController | None = None
     stochastic: ClassVar[bool] = False
     adaptive: ClassVar[bool] = True
+
+    def __check_init__(self):
+        if not isinstance(self.solver, diffrax.AbstractAdaptiveSolver):
+            raise TypeError(
+                f"{type(self.solver).__name__} has no error estimate, so it cannot adapt "
+                "its step: use a fixed-step solver ('euler', 'heun', 'rk4') or an "
+                "adaptive diffrax solver such as diffrax.Tsit5() or diffrax.Kvaerno5()")
+        if getattr(self.solver.term_structure, "__origin__", None) is diffrax.MultiTerm:
+            raise TypeError(
+                f"{type(self.solver).__name__} is an IMEX solver, for a vector field split "
+                "into explicit and implicit parts, which a DiffLab model is not (and run "
+                "fully implicitly it fails on stiff problems): use diffrax.Kvaerno5() or "
+                "another Kvaerno (docs/solvers.md)")
+        if self.controller is not None:
+            if not isinstance(self.controller, diffrax.AbstractAdaptiveStepSizeController):
+                raise TypeError("controller must be a diffrax adaptive step-size controller "
+                                f"(e.g. diffrax.PIDController), not {self.controller!r}")
+            with_tolerances(self.controller, 1e-6, 1e-9)  # raises if it has none to set
+            if any(map(eqx.is_array, jax.tree.leaves(self.controller))):
+                raise TypeError("a controller holding arrays (step_ts, jump_ts) cannot be "
+                                "compiled into a run; leave them out")
 
     def check(self, model_type: type[Model]) -> None:
         if issubclass(model_type, SDEModel):
@@ -29,32 +66,108 @@ class Adaptive(eqx.Module):
                 f"{model_type.__name__} is stochastic: use solver='euler_maruyama'"
             )
 
-    def controller(self, rtol, atol):
-        return diffrax.PIDController(
-            rtol=rtol, atol=atol, pcoeff=self.pcoeff, icoeff=self.icoeff
-        )
+    def step_controller(self, rtol, atol) -> "Guarded":
+        """The step-size controller of a solve with tolerances ``rtol``, ``atol``."""
+        if self.controller is None:
+            inner = diffrax.PIDController(rtol=rtol, atol=atol, pcoeff=self.pcoeff,
+                                          icoeff=self.icoeff)
+        else:
+            inner = with_tolerances(self.controller, rtol, atol)
+        return Guarded(inner)
 
     def solve(self, model, y0, t0, t1, ts, dt0, rtol, atol, max_steps, adjoint=None):
-        """Solve from ``t0`` to ``t1`` saving at ``ts``: (ys, result code, steps taken).
+        """Solve from ``t0`` to ``t1`` saving at ``ts``: ``(ys, result code, stats)``.
 
+        ``dt0``: the first step (``None``: Hairer's choice). ``stats``: the accepted and
+        rejected steps, the time reached and the step size there (see ``integrate``).
         ``adjoint``: how diffrax differentiates the solve (default ``ForwardMode``, for
         difflab's forward sensitivities; ``RecursiveCheckpointAdjoint`` for reverse mode).
         """
-        term = diffrax.ODETerm(lambda t, y, args: model.vector_field(t, y))
         sol = diffrax.diffeqsolve(
-            term,
+            diffrax.ODETerm(lambda t, y, args: model.vector_field(t, y)),
             self.solver,
             t0,
             t1,
             dt0,
             y0,
-            saveat=diffrax.SaveAt(ts=ts),
-            stepsize_controller=self.controller(rtol, atol),
+            saveat=diffrax.SaveAt(ts=ts, controller_state=True),
+            stepsize_controller=self.step_controller(rtol, atol),
             max_steps=max_steps,
             throw=False,
             adjoint=diffrax.ForwardMode() if adjoint is None else adjoint,
         )
-        return sol.ys, from_diffrax(sol.result, sol.ys), sol.stats["num_steps"]
+        _, t_reached, dt_reached = sol.controller_state
+        stats = run_stats(sol.stats["num_accepted_steps"], sol.stats["num_rejected_steps"],
+                          t_reached, dt_reached, jnp.inf)
+        return sol.ys, from_diffrax(sol.result, sol.ys), stats
+
+
+def with_tolerances(controller, rtol, atol):
+    """``controller`` with its tolerances replaced (through a ``ClipStepSizeController``)."""
+    if isinstance(controller, diffrax.ClipStepSizeController):
+        inner = with_tolerances(controller.controller, rtol, atol)
+        return eqx.tree_at(lambda c: c.controller, controller, inner)
+    try:
+        return eqx.tree_at(lambda c: (c.rtol, c.atol), controller, (rtol, atol))
+    except (TypeError, ValueError, AttributeError):
+        raise TypeError(f"{type(controller).__name__} has no rtol and atol fields to set; "
+                        "use diffrax.PIDController (or wrap one in "
+                        "diffrax.ClipStepSizeController)") from None
+
+
+class Guarded(diffrax.AbstractAdaptiveStepSizeController):
+    """A controller that starts with Hairer's step, shrinks the step on a non-finite
+    candidate, and records ``(its state, time reached, step size there)``."""
+
+    inner: diffrax.AbstractAdaptiveStepSizeController
+
+    @property
+    def rtol(self):
+        return self.inner.rtol
+
+    @property
+    def atol(self):
+        return self.inner.atol
+
+    @property
+    def norm(self):
+        return self.inner.norm
+
+    def wrap(self, direction):
+        return Guarded(self.inner.wrap(direction))
+
+    def init(self, terms, t0, t1, y0, dt0, args, func, error_order):
+        if dt0 is None:
+            order = 1 if error_order is None else error_order
+            dt0 = jax.lax.stop_gradient(initial_step(
+                lambda t, y: func(terms, t, y, args), t0, y0, order, self.rtol, self.atol,
+                self.norm))
+        tnext, state = self.inner.init(terms, t0, t1, y0, dt0, args, func, error_order)
+        return tnext, (state, jnp.asarray(t0, jnp.result_type(tnext)), tnext - t0)
+
+    def adapt_step_size(self, t0, t1, y0, y1_candidate, args, y_error, error_order, state):
+        finite = jnp.all(jnp.isfinite(y1_candidate)) & jnp.all(jnp.isfinite(y_error))
+        y1_candidate = jnp.where(finite, y1_candidate, y0)
+        y_error = jnp.where(finite, y_error, jnp.inf)  # rejected, the step cut most
+        keep, next_t0, next_t1, jump, inner, result = self.inner.adapt_step_size(
+            t0, t1, y0, y1_candidate, args, y_error, error_order, state[0])
+        return keep, next_t0, next_t1, jump, (inner, next_t0, next_t1 - next_t0), result
+
+
+def initial_step(f, t0, y0, order, rtol, atol, norm):
+    """The first step of Hairer, Norsett & Wanner, *Solving ODEs I*, II.4 (p. 169)."""
+    scale = atol + jnp.abs(y0) * rtol
+    f0 = f(t0, y0)
+    d0, d1 = norm(y0 / scale), norm(f0 / scale)
+    tiny = (d0 < 1e-5) | (d1 < 1e-5)
+    h0 = jnp.where(tiny, 1e-6, 0.01 * d0 / jnp.where(tiny, 1.0, d1))
+    d2 = norm((f(t0 + h0, y0 + h0 * f0) - f0) / scale) / h0
+    dmax = jnp.maximum(d1, d2)
+    flat = dmax <= 1e-15
+    h1 = jnp.where(flat, jnp.maximum(1e-6, h0 * 1e-3),
+                   (0.01 / jnp.where(flat, 1.0, dmax)) ** (1.0 / (order + 1)))
+    h = jnp.minimum(100 * h0, h1)
+    return jnp.where(jnp.isfinite(h) & (h > 0), h, 1e-6)
 
 
 def from_diffrax(result, ys):

@@ -17,7 +17,12 @@ FIXED = {
     "leapfrog": Leapfrog(),
     "euler_maruyama": EulerMaruyama(),
 }
-ADAPTIVE = ("tsit5", "dopri5", "dopri8", "kvaerno5")
+#: diffrax's adaptive solvers by name: explicit (non-stiff) ones, then implicit (stiff)
+#: ones, which step under the gentler PID gains diffrax suggests for stiff problems.
+EXPLICIT = {"tsit5": "Tsit5", "dopri5": "Dopri5", "dopri8": "Dopri8", "bosh3": "Bosh3",
+            "ralston": "Ralston"}
+IMPLICIT = {"kvaerno3": "Kvaerno3", "kvaerno4": "Kvaerno4", "kvaerno5": "Kvaerno5"}
+ADAPTIVE = (*EXPLICIT, *IMPLICIT)
 
 
 def available_solvers() -> list[str]:
@@ -37,10 +42,9 @@ def _adaptive(name: str):
 
     from .adaptive import Adaptive
 
-    if name == "kvaerno5":
-        return Adaptive(diffrax.Kvaerno5(), pcoeff=0.3, icoeff=0.3)
-    return Adaptive({"tsit5": diffrax.Tsit5, "dopri5": diffrax.Dopri5,
-                     "dopri8": diffrax.Dopri8}[name]())
+    if name in IMPLICIT:
+        return Adaptive(getattr(diffrax, IMPLICIT[name])(), pcoeff=0.3, icoeff=0.3)
+    return Adaptive(getattr(diffrax, EXPLICIT[name])())
 
 
 @functools.lru_cache(maxsize=None)
@@ -79,9 +83,12 @@ def resolve_solver(solver, model: Model):
     if isinstance(solver, str):
         return _checked(solver, type(model))
     if "diffrax" in type(solver).__module__:
+        import diffrax
+
         from .adaptive import Adaptive
 
-        solver = Adaptive(solver)
+        stiff = isinstance(solver, diffrax.AbstractImplicitSolver)  # the catalog's gains
+        solver = Adaptive(solver, pcoeff=0.3, icoeff=0.3) if stiff else Adaptive(solver)
     if not hasattr(solver, "adaptive") or not hasattr(solver, "check"):
         raise TypeError(f"solver must be a name or a difflab solver, not {solver!r}")
     solver.check(type(model))

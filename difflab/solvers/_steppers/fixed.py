@@ -10,9 +10,16 @@ from ...models import HamiltonianModel, Model, SDEModel
 
 
 class AbstractStepper(eqx.Module):
-    """One fixed step; ``dw`` is the Brownian increment for SDE steppers, else ``None``."""
+    """One fixed step; ``dw`` is the Brownian increment for SDE steppers, else ``None``.
+
+    ``stability_radius``: how far the method's stability region reaches (along the
+    negative real axis; the imaginary one for leapfrog), in units of ``dt`` times the
+    Jacobian's spectral radius; a run with a larger step fails as unstable. ``None``:
+    not checked.
+    """
 
     order: ClassVar[int]
+    stability_radius: ClassVar[float | None] = None
     stochastic: ClassVar[bool] = False
     adaptive: ClassVar[bool] = False
 
@@ -32,6 +39,7 @@ class Euler(AbstractStepper):
     """Explicit Euler, order 1."""
 
     order = 1
+    stability_radius = 2.0
 
     def step(self, model, t, y, h, dw):
         return y + h * model.vector_field(t, y)
@@ -41,6 +49,7 @@ class Heun(AbstractStepper):
     """Heun's method (explicit trapezoidal rule), order 2."""
 
     order = 2
+    stability_radius = 2.0
 
     def step(self, model, t, y, h, dw):
         k1 = model.vector_field(t, y)
@@ -52,6 +61,7 @@ class RK4(AbstractStepper):
     """The classical fourth-order Runge-Kutta method."""
 
     order = 4
+    stability_radius = 2.785
 
     def step(self, model, t, y, h, dw):
         f = model.vector_field
@@ -66,6 +76,7 @@ class Leapfrog(AbstractStepper):
     """Velocity Verlet (kick-drift-kick) for separable Hamiltonians: symplectic, order 2."""
 
     order = 2
+    stability_radius = 2.0  # omega * dt < 2
 
     def check(self, model_type):
         super().check(model_type)
@@ -86,6 +97,7 @@ class EulerMaruyama(AbstractStepper):
     """Euler-Maruyama for SDEs with diagonal noise: strong order 1/2, weak order 1."""
 
     order = 1
+    stability_radius = 2.0  # of the drift
     stochastic = True
 
     def check(self, model_type):

@@ -1,7 +1,10 @@
 """Integration kernels, and their derivatives as forward sensitivities carried in the solve.
 
-``integrate(plan, args)`` returns ``(ys, result, steps)``; ``plan.adjoint`` says how it is
-differentiated (``difflab/solvers/_adjoint.py``). The default, forward sensitivities, is
+``integrate(plan, args)`` returns ``(ys, result, stats)``, ``stats`` a dict of scalars:
+``accepted_steps``, ``rejected_steps``, ``t_reached`` (the end, or where the run stopped
+or first saved a non-finite state), ``dt_reached`` (the step size there) and
+``dt_stable`` (the largest stable fixed step, ``inf`` for adaptive solvers); ``plan.adjoint``
+says how it is differentiated (``difflab/solvers/_adjoint.py``). The default, forward sensitivities, is
 the JVP rule below: it computes the Jacobian of ``ys`` with respect to every input that is
 being differentiated (found through symbolic zeros) by pushing a basis of tangents through
 the same loop, as CVODES does, and contracts it with the incoming tangent. That rule is
@@ -21,6 +24,7 @@ from jax.custom_derivatives import SymbolicZero
 from jax.flatten_util import ravel_pytree
 
 from .._result import Result, mark_diverged
+from .stability import stable_step
 
 
 def step_count(t0, t1, dt):
@@ -77,7 +81,11 @@ class Plan:
         n = self.n_save - 1
         _, ys = advance(self.solver, model, a["y0"], a["t0"], h, n_steps, n, 0, n, a["key"])
         ys = jnp.concatenate([a["y0"][None], ys])
-        return ys, mark_diverged(jnp.int32(Result.SUCCESS), ys), n_steps
+        code, dt_stable = fixed_result(self.solver, model, a["t0"], a["t1"], h, ys)
+        bad = ~jnp.all(jnp.isfinite(ys), axis=-1)
+        first_bad = jnp.where(jnp.any(bad), jnp.argmax(bad), n)
+        t_reached = a["t0"] + save_step(first_bad, n_steps, n) * h
+        return ys, code, run_stats(n_steps, 0, t_reached, h, dt_stable)
 
     def _run_adaptive(self, model, a):
         ts = jnp.linspace(a["t0"], a["t1"], self.n_save)
@@ -86,8 +94,31 @@ class Plan:
         )
 
 
+def fixed_result(stepper, model, t0, t1, h, ys):
+    """``(result code, largest stable step)`` of fixed steps ``h`` that saved ``ys``.
+
+    A run whose states stayed finite fails as ``UNSTABLE`` when ``h`` is outside the
+    stepper's stability region at its start or at its end (``stability.py``).
+    """
+    dt_stable = jnp.minimum(stable_step(stepper, model, t0, ys[0]),
+                            stable_step(stepper, model, t1, ys[-1]))
+    code = mark_diverged(jnp.int32(Result.SUCCESS), ys)
+    code = jnp.where((code == Result.SUCCESS) & (h > dt_stable), Result.UNSTABLE, code)
+    return code.astype(jnp.int32), dt_stable
+
+
+def run_stats(accepted, rejected, t_reached, dt_reached, dt_stable) -> dict:
+    """The ``stats`` of a solve, as arrays of one dtype each (see the module docs)."""
+    count = jnp.int64 if jax.config.jax_enable_x64 else jnp.int32
+    time = jnp.result_type(t_reached, dt_reached, float)
+    return dict(accepted_steps=jnp.asarray(accepted, count),
+                rejected_steps=jnp.asarray(rejected, count),
+                t_reached=jnp.asarray(t_reached, time), dt_reached=jnp.asarray(dt_reached, time),
+                dt_stable=jnp.asarray(dt_stable, time))
+
+
 def integrate(plan: Plan, args: dict):
-    """``(ys, result, steps)`` of ``plan`` run on the traced ``args``.
+    """``(ys, result, stats)`` of ``plan`` run on the traced ``args``.
 
     Differentiable by ``plan.adjoint`` (forward sensitivities when ``None``).
     """
@@ -103,7 +134,7 @@ def forward_integrate(plan: Plan, args: dict):
 
 
 def sensitivities(plan: Plan, leaves, treedef, live):
-    """``(ys, result, steps)`` and ``d ys / d x`` (n_save, n_states, P), ``x`` the raveled
+    """``(ys, result, stats)`` and ``d ys / d x`` (n_save, n_states, P), ``x`` the raveled
     ``leaves[i] for i in live``: a basis of P tangents pushed through one solve."""
     x, unravel = ravel_pytree([leaves[i] for i in live])
 
@@ -127,10 +158,16 @@ def _integrate_jvp(plan, primals, tangents):
     leaves, treedef = jax.tree.flatten(args)
     tleaves = treedef.flatten_up_to(targs)
     live = [i for i, t in enumerate(tleaves) if not isinstance(t, SymbolicZero)]
-    (ys, result, steps), jac, _ = sensitivities(plan, leaves, treedef, live)
+    out, jac, _ = sensitivities(plan, leaves, treedef, live)
     tx, _ = ravel_pytree([tleaves[i] for i in live])
-    zeros = (np.zeros(result.shape, jax.dtypes.float0), np.zeros(steps.shape, jax.dtypes.float0))
-    return (ys, result, steps), (jac @ tx, *zeros)
+    return out, (jac @ tx, *jax.tree.map(zero_tangent, out[1:]))
+
+
+def zero_tangent(x):
+    """A zero tangent of an output that does not depend on the inputs (codes, stats)."""
+    if jnp.issubdtype(x.dtype, jnp.inexact):
+        return jnp.zeros(x.shape, x.dtype)
+    return np.zeros(x.shape, jax.dtypes.float0)
 
 
 forward_integrate.defjvp(_integrate_jvp, symbolic_zeros=True)

@@ -7,6 +7,9 @@ yielding each :class:`SweepChunk` to the host as it completes.
 
 import dataclasses
 import hashlib
+import math
+import queue
+import threading
 import time
 from collections.abc import Iterable, Iterator
 
@@ -17,6 +20,7 @@ import numpy as np
 
 from ...models import Model
 from .. import _sharding
+from .._resources import check_memory
 from .._result import Result
 from .._settings import solve_arguments
 from .._simulate import prepare, save_times
@@ -183,6 +187,25 @@ class SweepJob:
         n = len(self.state_names)
         return 8 * (kept * n + len(self.observables) + len(self.space.names) + n + 4)
 
+    def output_bytes(self) -> int:
+        """About the bytes of every point's results (trajectories or final states,
+        observables, codes and swept values): in memory when collected, in a file when
+        streamed to one."""
+        n = len(self.state_names)
+        values = len(self.ts) * n + len(self.observables) + len(self.space.names)
+        return self.n_points * (8 * (values + (n if self.y0_swept else 0)) + 16)
+
+    def check_memory(self, collect: bool = True) -> None:
+        """``ValueError`` (one line) unless a chunk's work, and with ``collect`` every
+        point's results, fit in the memory allowed (``DIFFLAB_MEMORY_LIMIT``)."""
+        need = 2 * self.layout.chunk_size * self._point_bytes()
+        hint = "use a smaller chunk_size"
+        if collect:
+            need += self.output_bytes()
+            hint = ("keep fewer states (n_save) or points, or stream the sweep to a file "
+                    "(out=, the command line), which keeps nothing in memory")
+        check_memory(need, f"a sweep of {self.n_points:,} points", hint)
+
     def _check_observables(self) -> None:
         if not self.observables:
             return
@@ -251,21 +274,32 @@ class SweepJob:
     def run(self, chunks: Iterable[int]) -> Iterator[SweepChunk]:
         """Compute the given chunks of this process, yielding each as it completes.
 
-        The next chunk is dispatched before the current one is fetched, so the devices
-        keep working while the host stores results.
+        A chunk runs in a helper thread while this one waits, so Ctrl-C
+        (``KeyboardInterrupt``) stops the sweep at once, not when the chunk ends (the
+        abandoned chunk finishes in the background and is dropped). The next chunk
+        starts as soon as one is done, so the devices keep working while the host
+        stores results.
         """
-        queue = list(chunks)
-        if not queue:
+        todo = list(chunks)
+        if not todo:
             return
         program, base = self.program()
-        j = queue.pop(0)
-        pending = [(j, time.perf_counter(), program(base, self._put(j)))]
-        while pending:
-            j, started, out = pending.pop(0)
-            if queue:
-                nxt = queue.pop(0)
-                pending.append((nxt, time.perf_counter(), program(base, self._put(nxt))))
-            yield self._fetch(j, started, out)
+        worker = _Worker()
+
+        def start(j):
+            points = self._put(j)
+            worker.submit(lambda: jax.block_until_ready(program(base, points)))
+            return j, time.perf_counter()
+
+        try:
+            current = start(todo.pop(0))
+            while current is not None:
+                out = worker.result()
+                j, started = current
+                current = start(todo.pop(0)) if todo else None
+                yield self._fetch(j, started, out)
+        finally:
+            worker.close()
 
     def _fetch(self, j, started, out) -> SweepChunk:
         out = _sharding.local_rows(out)
@@ -310,18 +344,66 @@ class SweepJob:
         return h.hexdigest()
 
 
+class _Worker:
+    """A daemon thread that runs one task at a time; waiting for a result lets signals
+    (Ctrl-C) through, and an abandoned task finishes unseen."""
+
+    def __init__(self):
+        self._tasks, self._results = queue.SimpleQueue(), queue.SimpleQueue()
+        threading.Thread(target=self._serve, daemon=True, name="difflab-sweep").start()
+
+    def _serve(self):
+        while (task := self._tasks.get()) is not None:
+            try:
+                self._results.put((True, task()))
+            except BaseException as error:  # handed to the waiting thread
+                self._results.put((False, error))
+
+    def submit(self, task) -> None:
+        self._tasks.put(task)
+
+    def result(self):
+        """The value of the oldest task not yet collected (or its exception)."""
+        while True:
+            try:
+                ok, value = self._results.get(timeout=0.05)
+            except queue.Empty:
+                continue
+            if not ok:
+                raise value
+            return value
+
+    def close(self) -> None:
+        """Let the thread end once its task, if any, is done."""
+        self._tasks.put(None)
+
+
+MIN_MEMORY_BUDGET = 2**10  # below a KiB the budget is surely a slip (a bare number is bytes)
+
+
 def parse_size(budget) -> int:
-    """Bytes from a number or a size such as ``"512 MiB"`` or ``"2 GB"``."""
+    """Bytes from a number or a size such as ``"512 MiB"`` or ``"2 GB"`` (at least 1 KiB)."""
     if isinstance(budget, str):
-        units = {"kib": 2**10, "mib": 2**20, "gib": 2**30, "kb": 10**3, "mb": 10**6, "gb": 10**9}
+        units = {"kib": 2**10, "mib": 2**20, "gib": 2**30, "tib": 2**40, "kb": 10**3,
+                 "mb": 10**6, "gb": 10**9, "tb": 10**12, "b": 1}
         text = budget.strip().lower().replace(" ", "")
+        size = None
         for unit, scale in units.items():
             if text.endswith(unit):
                 try:
-                    return int(float(text[: -len(unit)]) * scale)
+                    size = float(text[: -len(unit)]) * scale
                 except ValueError:
-                    break
-        raise ValueError(f"memory_budget {budget!r}: write a size like '512 MiB' or '2 GB'")
-    if not isinstance(budget, (int, float)) or budget <= 0:
-        raise ValueError(f"memory_budget must be a positive number of bytes, got {budget!r}")
-    return int(budget)
+                    pass
+                break
+        if size is None or not math.isfinite(size):
+            raise ValueError(f"memory_budget {budget!r}: write a size like '512 MiB' or '2 GB'")
+    elif isinstance(budget, (int, float)) and not isinstance(budget, bool):
+        size = budget
+    else:
+        raise ValueError(f"memory_budget must be a number of bytes or a size like '512 MiB', "
+                         f"got {budget!r}")
+    if not size >= MIN_MEMORY_BUDGET:  # NaN too
+        shown = f"{budget!r}" if isinstance(budget, str) else f"{budget!r} bytes"
+        raise ValueError(f"memory_budget {shown} is too small: give at least '1 KiB' "
+                         "(a bare number counts bytes; write e.g. '512 MiB')")
+    return int(min(size, 2**62))

@@ -93,7 +93,8 @@ def _solve_each(kernel, base, values, y0, index):
     def one(vals, y0_i, i):
         args = dict(base, model=with_values(base["model"], kernel.names, vals), y0=y0_i,
                     key=None if key is None else jax.random.fold_in(key, i))
-        return kernel.plan.run(args)
+        ys, result, stats = kernel.plan.run(args)
+        return ys, result, stats["accepted_steps"] + stats["rejected_steps"]
 
     return jax.vmap(one)(values, y0, index)
 

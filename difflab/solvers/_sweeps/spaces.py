@@ -15,6 +15,8 @@ import math
 import jax
 import numpy as np
 
+from .._resources import check_points
+
 #: Primitive polynomials and initial direction numbers of the first 21 Sobol dimensions
 #: (Joe and Kuo, "new-joe-kuo-6.21201", the table SciPy uses).
 _SOBOL = [(1, (1,)), (3, (1,)), (7, (1, 3)), (11, (1, 3, 1)), (13, (1, 1, 1)),
@@ -141,8 +143,9 @@ def grid(axes: dict | None = None, /, **more) -> Space:
     for name, v in columns.items():
         if v.ndim != 1:
             raise ValueError(f"grid axis {name!r} must be one-dimensional")
-    mesh = np.meshgrid(*columns.values(), indexing="ij")
     shape = tuple(len(v) for v in columns.values())
+    check_points(math.prod(shape), len(shape), f"a grid of {' x '.join(map(str, shape))}")
+    mesh = np.meshgrid(*columns.values(), indexing="ij")
     return Space({n: m.reshape(-1) for n, m in zip(columns, mesh)}, shape, "grid")
 
 
@@ -182,6 +185,7 @@ def uniform(key, n: int, axes: dict | None = None, /, **more) -> Space:
     A range ``(low, high, "log")`` samples uniformly in the logarithm.
     """
     ranges = _ranges(_axes(axes, more))
+    check_points(_count(n), len(ranges), "a uniform sample", copies=4)
     unit = jax.random.uniform(key, (_count(n), len(ranges)), dtype=np.float64)
     return _scaled(np.asarray(unit, dtype=np.float64), ranges, "uniform")
 
@@ -190,6 +194,7 @@ def latin_hypercube(key, n: int, axes: dict | None = None, /, **more) -> Space:
     """``n`` Latin-hypercube samples: each range cut in ``n`` strata, one point in each."""
     ranges = _ranges(_axes(axes, more))
     n = _count(n)
+    check_points(n, len(ranges), "a Latin hypercube", copies=6)
     k_perm, k_jitter = jax.random.split(key)
     perms = [jax.random.permutation(k, n) for k in jax.random.split(k_perm, len(ranges))]
     jitter = np.asarray(jax.random.uniform(k_jitter, (n, len(ranges)), dtype=np.float64))
@@ -233,6 +238,7 @@ def sobol(key, n: int, axes: dict | None = None, /, scramble: bool = True, **mor
     which keeps the sequence's low discrepancy and makes its points random.
     """
     ranges = _ranges(_axes(axes, more))
+    check_points(_count(n), len(ranges), "a Sobol sequence", copies=2 + 4 / len(ranges))
     bits = sobol_unit(_count(n), len(ranges))
     if scramble:
         shift = jax.random.bits(key, (len(ranges),), dtype=np.uint32)
@@ -260,6 +266,7 @@ def product(*spaces: Space) -> Space:
     names = list(itertools.chain.from_iterable(s.names for s in spaces))
     if len(set(names)) != len(names):
         raise ValueError(f"spaces share columns: {names}")
+    check_points(math.prod(len(s) for s in spaces), len(names), "a product", copies=3)
     index = np.meshgrid(*[np.arange(len(s)) for s in spaces], indexing="ij")
     columns = {}
     for s, i in zip(spaces, index):

@@ -20,6 +20,7 @@ from jax.experimental import multihost_utils
 from .._result import Result, message
 from .._simulate import model_of, simulate
 from .job import DEFAULT_MEMORY_BUDGET, NOT_RUN, SweepJob
+from .observables import describe_observable
 from .spaces import Space, describe, short_names
 
 
@@ -29,7 +30,8 @@ class SweepResult:
 
     ``final`` (points, n_states) are the final states; ``ys`` (points, n_save, n_states)
     the trajectories at ``ts`` when kept (else ``None``); ``observables[name]`` (points,)
-    the reduced observables; ``result`` (points,) the :class:`Result` codes (``-1`` for a
+    the reduced observables (``observable_specs[name]`` says how each is computed,
+    such as ``"max(x)"``); ``result`` (points,) the :class:`Result` codes (``-1`` for a
     point another process computed); ``steps`` the steps each took. ``stats`` holds the
     timings: compile time apart from run time. ``model``, ``settings`` (shared by every
     point), ``key`` and the swept ``y0`` rows are what made it: :meth:`rerun` simulates
@@ -51,6 +53,7 @@ class SweepResult:
     settings: dict | None = None
     key: object = None
     y0: np.ndarray | None = None
+    observable_specs: dict = dataclasses.field(default_factory=dict)
 
     @property
     def final(self) -> np.ndarray:
@@ -178,13 +181,17 @@ def execute_sweep(job: SweepJob, *, output=None, progress=None, collect=True) ->
     """Run ``job``; :func:`sweep` and the command line call this.
 
     ``output`` (from ``difflab.io``) receives each chunk as it completes and says which
-    chunks it already holds. ``progress(chunk)`` is called as each chunk completes; if it
-    has a ``begin(total, done)`` method, that is called first with the points already done.
+    chunks it already holds. ``progress(chunk)`` is called as each chunk completes (if it
+    returns ``False`` the sweep stops there: the points not run keep the code ``-1``, and
+    a file output keeps their chunks pending, to resume); if it has a
+    ``begin(total, done)`` method, that is called first with the points already done.
     With ``collect=False`` nothing is kept in memory and the stats are returned.
     """
     store = None if output is None else output.store
-    keep = _Collector(job) if collect else None
+    keep = None
     try:
+        job.check_memory(collect)  # before anything big is allocated
+        keep = _Collector(job) if collect else None
         if output is not None and output.done:
             todo = []
         elif output is not None or jax.process_count() > 1:
@@ -209,9 +216,10 @@ def execute_sweep(job: SweepJob, *, output=None, progress=None, collect=True) ->
     if keep is None:
         return stats
     y0 = job.initial_states(0, job.n_points) if job.y0_swept else None
+    specs = {n: describe_observable(f) for n, f in job.observables}
     return SweepResult(job.space, job.state_names, job.ts, keep.y, keep.result, keep.steps,
                        keep.observables, stats, job.keep_y, out, name, job.model,
-                       job.settings(), job.key, y0)
+                       job.settings(), job.key, y0, specs)
 
 
 def _agreed_chunks(job: SweepJob, store) -> list[int]:
@@ -231,12 +239,14 @@ def _run(job, todo, store, keep, progress) -> dict:
     """Compute the chunks ``todo``; returns the timings and counts."""
     layout = job.layout
     sizes = [layout.chunk(j)[1] - layout.chunk(j)[0] for j in range(layout.n_chunks)]
-    computed = sum(sizes[j] for j in todo)
+    resumed = sum(sizes) - sum(sizes[j] for j in todo)
     if hasattr(progress, "begin"):
-        progress.begin(layout.count(), sum(sizes) - computed)
+        progress.begin(layout.count(), resumed)
     writes = set(store.pending_chunks()) if store is not None else set()
     codes, start_time, compiled = Counter(), time.perf_counter(), job.compile_time
+    computed, stopped = 0, False
     for chunk in job.run(todo):
+        computed += max(chunk.stop - chunk.start, 0)
         if chunk.stop > chunk.start:
             if chunk.index in writes:
                 store.write(chunk.index, y=chunk.y, result=chunk.result, steps=chunk.steps,
@@ -245,14 +255,15 @@ def _run(job, todo, store, keep, progress) -> dict:
                 keep.add(chunk.start, chunk.stop, chunk.y, chunk.result, chunk.steps,
                          chunk.observables)
             codes.update(int(c) for c in chunk.result[chunk.result != Result.SUCCESS])
-        if progress is not None:
-            progress(chunk)
+        if progress is not None and progress(chunk) is False and jax.process_count() == 1:
+            stopped = True
+            break
     run_time = max(time.perf_counter() - start_time - (job.compile_time - compiled), 1e-12)
-    return dict(points=job.n_points, computed=computed, resumed=sum(sizes) - computed,
+    return dict(points=job.n_points, computed=computed, resumed=resumed,
                 chunks=layout.n_chunks, chunks_resumed=layout.n_chunks - len(todo),
                 chunk_size=layout.chunk_size, devices=job.mesh.size,
                 processes=jax.process_count(), compile_time=job.compile_time, run_time=run_time,
-                points_per_second=computed / run_time,
+                points_per_second=computed / run_time, stopped=stopped,
                 failures={Result(c).name.lower(): n for c, n in sorted(codes.items())})
 
 
@@ -308,6 +319,7 @@ def sweep(model, space, t1=None, *, t0=None, dt=None, solver=None, n_save=None, 
                    key=key, rtol=rtol, atol=atol, max_steps=max_steps, settings=settings,
                    observables=observables, trajectories=trajectories, chunk_size=chunk_size,
                    memory_budget=memory_budget, block_size=block_size, devices=devices)
+    job.check_memory(collect=True)  # before a file is touched
     output = None
     if out is not None:
         if _file_output is None:

@@ -1,0 +1,226 @@
+"""The bifurcation diagram view: branches of equilibria of the current model against a parameter.
+
+"Compute" runs :func:`difflab.app.bifurcation.run_continuation` on a worker thread; the
+plot draws the chosen state against the parameter, stable parts solid and unstable parts
+dashed, with the special points labelled (fold ``LP``, Hopf ``H``, branch point ``BP``).
+A click on the diagram sets the parameter to the value of the nearest branch point (one
+undoable step), and the live run follows.
+"""
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QComboBox,
+    QFormLayout,
+    QPushButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from ..app.bifurcation import BifurcationRequest, run_continuation
+from ..app.lab import Lab, finite_bounds
+from .phase_plane_view import LatestTask, float_box
+from .plots import configure_plot
+from .widgets import controls_beside_plots, hint_label
+
+BRANCH_COLOR = "#1f77b4"
+SPECIAL_COLOR = "#d62728"
+
+
+class BifurcationView(QWidget):
+    """Controls and the plot of the bifurcation diagram.
+
+    Signals: ``finished(diagram)`` when a diagram is drawn.
+    """
+
+    finished = Signal(object)
+
+    def __init__(self, lab: Lab, window=None, parent=None):
+        super().__init__(parent)
+        self.lab, self.window = lab, window
+        self.diagram = None
+        self.task = LatestTask(self, "continuation", self._done)
+        self.param = QComboBox()
+        self.param.setObjectName("bifurcation_param")
+        self.start, self.stop = float_box(), float_box(1.0)
+        self.state = QComboBox()
+        self.state.setObjectName("bifurcation_state")
+        self.from_run = QCheckBox("start from the end of the current run")
+        self.others = QCheckBox("add the branches found at the end")
+        self.others.setChecked(True)
+        self.compute_button = QPushButton("Compute the diagram")
+        self.compute_button.setObjectName("compute_bifurcation")
+        self.status = hint_label("continues the equilibrium nearest the initial state; click "
+                                 "the diagram to set the parameter there")
+        self.status.setWordWrap(True)
+        self.plot = pg.PlotWidget()
+        self.curves: list[pg.PlotDataItem] = []
+        self.texts: list[pg.TextItem] = []
+        self._build()
+        self.compute_button.clicked.connect(self.compute)
+        self.param.currentTextChanged.connect(self._param_chosen)
+        self.state.currentTextChanged.connect(lambda _: self.draw())
+        self.plot.scene().sigMouseClicked.connect(self._clicked)
+        lab.events.model.connect(self._model_changed)
+        lab.events.params.connect(lambda event: self._mark_value())
+        self._model_changed(None)
+
+    def _build(self) -> None:
+        form = QFormLayout()
+        form.addRow("parameter", self.param)
+        form.addRow("from", self.start)
+        form.addRow("to", self.stop)
+        form.addRow("state", self.state)
+        column = QVBoxLayout()
+        column.addLayout(form)
+        column.addWidget(self.from_run)
+        column.addWidget(self.others)
+        column.addWidget(self.compute_button)
+        column.addWidget(self.status)
+        column.addStretch(1)
+        configure_plot(self.plot, "parameter", "state")
+        item = self.plot.getPlotItem()
+        item.addLegend(offset=(10, 10), labelTextColor="#222",
+                       brush=pg.mkBrush(255, 255, 255, 220))
+        item.plot(pen=pg.mkPen(BRANCH_COLOR, width=2.5), name="stable")
+        item.plot(pen=pg.mkPen(BRANCH_COLOR, width=2, style=Qt.PenStyle.DashLine),
+                  name="unstable")
+        self.special = pg.ScatterPlotItem(size=9, brush=pg.mkBrush(SPECIAL_COLOR),
+                                          pen=pg.mkPen("#111"))
+        item.addItem(self.special)
+        self.value_line = pg.InfiniteLine(angle=90, pen=pg.mkPen("#888", width=1,
+                                                                  style=Qt.PenStyle.DotLine))
+        item.addItem(self.value_line)
+        controls_beside_plots(self, column, 300, self.plot)
+
+    def _model_changed(self, event) -> None:
+        if event is not None and getattr(event, "catalog", False):
+            return
+        for combo, names in ((self.param, list(self.lab.specs)),
+                             (self.state, list(self.lab.state_names))):
+            blocked = combo.blockSignals(True)
+            combo.clear()
+            combo.addItems(names)
+            combo.blockSignals(blocked)
+        self._param_chosen(self.param.currentText())
+        self.compute_button.setEnabled(bool(self.lab.specs))
+        self.diagram = None
+        self.draw()
+
+    def _param_chosen(self, name: str) -> None:
+        spec = self.lab.specs.get(name)
+        if spec is not None:
+            lo, hi = finite_bounds(spec)
+            self.start.setValue(lo)
+            self.stop.setValue(hi)
+        self._mark_value()
+
+    def _mark_value(self) -> None:
+        value = self.lab.params.get(self.param.currentText())
+        self.value_line.setVisible(value is not None)
+        if value is not None:
+            self.value_line.setValue(value)
+
+    def request(self) -> BifurcationRequest:
+        state = None
+        run = self.lab.current
+        if self.from_run.isChecked() and run is not None:
+            state = tuple(np.asarray(run.ys[-1], dtype=float))
+        return BifurcationRequest(self.lab.model, self.lab.model_name,
+                                  self.param.currentText(), self.start.value(),
+                                  self.stop.value(), state, self.others.isChecked(),
+                                  float(self.lab.settings.t0))
+
+    def compute(self) -> None:
+        """Compute the diagram on a worker thread."""
+        try:
+            request = self.request()
+        except ValueError as error:
+            self.lab.log(f"bifurcation: {error}", "error")
+            self.status.setText(str(error))
+            return
+        self.compute_button.setEnabled(False)
+        self.status.setText(f"continuing equilibria in {request.param} from "
+                            f"{request.start:g} to {request.stop:g}…")
+        self.task.submit(lambda stop: run_continuation(request, stop))
+        if self.task.worker is not None:
+            self.task.worker.done.connect(lambda ok, value: self.compute_button.setEnabled(True))
+
+    def _done(self, diagram) -> None:
+        self.diagram = diagram
+        self.draw()
+        request = diagram.request
+        found = dict.fromkeys(f"{label} at {request.param} = {value:.6g}"
+                              for label, value, _ in diagram.labels(diagram.state_names[0]))
+        labels = ", ".join(found)
+        text = (f"{len(diagram.branches)} branch(es) of {request.model_name} in "
+                f"{request.param}; {labels or 'no special points'}")
+        self.status.setText(text)
+        self.lab.log(text)
+        self.finished.emit(diagram)
+
+    def draw(self) -> None:
+        item = self.plot.getPlotItem()
+        for curve in self.curves:
+            item.removeItem(curve)
+        for text in self.texts:
+            item.removeItem(text)
+        self.curves, self.texts = [], []
+        diagram, state = self.diagram, self.state.currentText()
+        if diagram is None or state not in diagram.state_names:
+            self.special.setData([], [])
+            return
+        k = diagram.state_names.index(state)
+        item.setLabel("bottom", diagram.request.param)
+        item.setLabel("left", state)
+        for piece in diagram.pieces():
+            style = Qt.PenStyle.SolidLine if piece.stable else Qt.PenStyle.DashLine
+            curve = pg.PlotDataItem(piece.values, piece.states[:, k],
+                                    pen=pg.mkPen(BRANCH_COLOR, width=2.5 if piece.stable else 2,
+                                                 style=style))
+            curve.stable = piece.stable
+            item.addItem(curve)
+            self.curves.append(curve)
+        labels = diagram.labels(state)
+        self.special.setData([v for _, v, _ in labels], [y for _, _, y in labels])
+        for label, value, y in labels:
+            text = pg.TextItem(label, color=SPECIAL_COLOR, anchor=(0, 1))
+            text.setPos(value, y)
+            item.addItem(text)
+            self.texts.append(text)
+        self._mark_value()
+
+    def select_value(self, value: float) -> None:
+        """Set the lab's parameter to ``value`` (one undoable step)."""
+        name = self.diagram.request.param if self.diagram is not None else self.param.currentText()
+        if name in self.lab.specs:
+            self.lab.set_params({name: value},
+                                text=f"Set {name} = {value:.6g} from the bifurcation diagram")
+
+    def _clicked(self, event) -> None:
+        if event.button() != Qt.MouseButton.LeftButton or self.diagram is None:
+            return
+        box = self.plot.getPlotItem().getViewBox()
+        if not box.sceneBoundingRect().contains(event.scenePos()):
+            return
+        point = box.mapSceneToView(event.scenePos())
+        (x0, x1), (y0, y1) = box.viewRange()
+        value = self.diagram.nearest(point.x(), point.y(), self.state.currentText(),
+                                     (x1 - x0 or 1.0, y1 - y0 or 1.0))
+        if value is not None:
+            self.select_value(value)
+
+    def export_columns(self) -> dict:
+        if self.diagram is None:
+            return {}
+        branches = self.diagram.branches
+        columns = {self.diagram.request.param: np.concatenate([b.values for b in branches]),
+                   "branch": np.concatenate([np.full(len(b.values), i)
+                                             for i, b in enumerate(branches)])}
+        states = np.concatenate([b.states for b in branches])
+        for k, name in enumerate(self.diagram.state_names):
+            columns[name] = states[:, k]
+        columns["stable"] = np.concatenate([b.stable for b in branches]).astype(float)
+        return columns
