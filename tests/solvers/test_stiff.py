@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 import difflab as dl
+
 # white-box: counts traces of the integrator's Plan.run to check that nothing recompiles
 from difflab.solvers._steppers import integrate as integrate_module
 from tests.models_for_tests import VDPOL_T2, Decay, Spring, VanDerPol
