@@ -86,7 +86,7 @@ def latency(app, window, repeats: int) -> dict:
         original()
         run = lab.current
         if run is not None and ("current", "theta") in plot.curves:
-            drawn.setdefault(run.params["g"], time.perf_counter())
+            drawn.setdefault(float(run.model.g), time.perf_counter())
 
     plot.draw = draw
     plot.redraw._fn = draw
@@ -158,7 +158,7 @@ def frame_rate(app, window) -> dict:
     gui_cpu = (cpu[-1] - cpu[2]) / max(len(during), 1)
     return {"fps": len(during) / (last - first), "frames": len(during), "chunks": len(chunks),
             "gui_cpu_per_frame_ms": 1e3 * gui_cpu, "fps_capacity": 1.0 / max(gui_cpu, 1e-9),
-            "seconds": last - first, "points_per_curve": int(run.n_valid),
+            "seconds": last - first, "points_per_curve": len(run.ts),
             "curves": len(curves), "redraw_median_ms": 1e3 * statistics.median(draws),
             "redraw_max_ms": 1e3 * max(draws)}
 

@@ -2,41 +2,44 @@
 
 Define a model as an Equinox module (or pick one with ``difflab.models.get``), then
 ``simulate``, ``stream``, sweep and fit it with JAX.
+
+The names below are imported on first use, so ``import difflab`` (and ``difflab
+--version``) does not load JAX; it leaves DiffLab's JAX defaults (float64, one CPU
+device per core) where JAX reads them as it loads (``_config``).
 """
 
-from . import _config
-from . import io as io
-from . import models as models
-from . import solvers as solvers
-from ._config import precision as precision
-from ._config import set_precision as set_precision
-from ._version import __version__ as __version__
-from .io import open_session as open  # noqa: A004  (difflab.open, not builtins.open)
-from .models import HamiltonianModel as HamiltonianModel
-from .models import Model as Model
-from .models import SDEModel as SDEModel
-from .models import param as param
-from .solvers import Continuation as Continuation
-from .solvers import Equilibria as Equilibria
-from .solvers import FitResult as FitResult
-from .solvers import LyapunovSpectrum as LyapunovSpectrum
-from .solvers import Result as Result
-from .solvers import Sensitivity as Sensitivity
-from .solvers import SimulationError as SimulationError
-from .solvers import Space as Space
-from .solvers import SweepResult as SweepResult
-from .solvers import Trajectory as Trajectory
-from .solvers import continuation as continuation
-from .solvers import equilibria as equilibria
-from .solvers import fit as fit
-from .solvers import grid as grid
-from .solvers import latin_hypercube as latin_hypercube
-from .solvers import lyapunov as lyapunov
-from .solvers import sensitivity as sensitivity
-from .solvers import simulate as simulate
-from .solvers import sobol as sobol
-from .solvers import stream as stream
-from .solvers import sweep as sweep
-from .solvers import uniform as uniform
+import importlib
 
-del _config
+from . import _config  # noqa: F401 (JAX's defaults, set before JAX loads)
+from ._version import __version__ as __version__
+
+_SUBPACKAGES = ("io", "models", "solvers")
+_FROM = {
+    "_config": ("precision", "set_precision"),
+    "models": ("HamiltonianModel", "Model", "SDEModel", "param"),
+    "solvers": (
+        "BifurcationCurve", "Continuation", "Equilibria", "Event", "Events", "FitResult",
+        "LyapunovSpectrum", "PeriodicOrbits", "Poincare", "Result", "Sensitivity",
+        "SimulationError", "Space", "SweepResult", "Trajectory", "continuation",
+        "equilibria", "fit", "grid", "latin_hypercube", "lyapunov", "periodic_orbits",
+        "poincare", "sensitivity", "simulate", "sobol", "stream", "sweep", "uniform"),
+}
+_RENAMED = {"open": ("io", "open_session")}  # difflab.open, not builtins.open
+_WHERE = {name: (module, name) for module, names in _FROM.items() for name in names}
+_WHERE.update(_RENAMED)
+
+
+def __getattr__(name: str):
+    importlib.import_module(".io", __name__)  # the engine, with io's sweep output set
+    if name in _SUBPACKAGES:
+        return importlib.import_module(f".{name}", __name__)
+    if name not in _WHERE:
+        raise AttributeError(f"module 'difflab' has no attribute {name!r}")
+    module, attribute = _WHERE[name]
+    value = getattr(importlib.import_module(f".{module}", __name__), attribute)
+    globals()[name] = value  # looked up once
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_SUBPACKAGES, *_WHERE})

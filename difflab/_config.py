@@ -1,7 +1,9 @@
 """Process-wide settings: float64 unless the user asks for float32, one JAX CPU device per
-core, and XLA's CPU backend asked to compile whole time-stepping loops into single kernels."""
+core, and XLA's CPU backend asked to compile whole time-stepping loops into single kernels
+with its quicker-compiling emitters."""
 
 import os
+import sys
 import warnings
 
 SMALL_LOOP_OPTION = "xla_cpu_small_while_loop_byte_threshold"
@@ -30,6 +32,8 @@ def with_whole_loop_kernels(flags: str) -> str:
 
 
 CPU_DEVICES_VARIABLE = "DIFFLAB_CPU_DEVICES"
+DEVICE_COUNT_VARIABLE = "JAX_NUM_CPU_DEVICES"  # JAX's jax_num_cpu_devices, read as it loads
+X64_VARIABLE = "JAX_ENABLE_X64"
 DEVICE_COUNT_FLAG = "xla_force_host_platform_device_count"
 VECTOR_WIDTH_FLAG = "xla_cpu_prefer_vector_width"
 
@@ -53,6 +57,33 @@ def with_wide_vectors(flags: str) -> str:
     return f"{flags} --{VECTOR_WIDTH_FLAG}=512".strip()
 
 
+EMITTER_FLAG = "xla_cpu_use_fusion_emitters"
+EMITTER_JAXLIBS = ("0.10.",)  # jaxlib versions known to take the flag (an unknown one aborts)
+
+
+def with_quick_compiles(flags: str, jaxlib: str | None = None) -> str:
+    """``XLA_FLAGS`` choosing XLA's CPU loop emitters that compile 2-3x faster, unless set.
+
+    The newer fusion emitters of XLA's CPU backend take most of a first call's compile
+    time; the classic emitters compile the same programs in a third to a half of it, and
+    the programs run as fast (``docs/performance.md``, "First calls"). Applied only for
+    jaxlib versions known to have the flag (``jaxlib``: the installed version), since
+    XLA aborts on a flag it does not know; set it yourself in ``XLA_FLAGS`` to choose.
+    """
+    if EMITTER_FLAG in flags:
+        return flags
+    if jaxlib is None:
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            jaxlib = version("jaxlib")
+        except PackageNotFoundError:
+            return flags
+    if not jaxlib.startswith(EMITTER_JAXLIBS):
+        return flags
+    return f"{flags} --{EMITTER_FLAG}=false".strip()
+
+
 def cpu_cores() -> int:
     """The number of cores this process may run on."""
     if hasattr(os, "sched_getaffinity"):
@@ -65,12 +96,19 @@ def chosen_cpu_devices() -> int | None:
     for word in os.environ.get("XLA_FLAGS", "").split():
         if DEVICE_COUNT_FLAG in word:
             return int(word.partition("=")[2] or 1)
-    count = jax.config.jax_num_cpu_devices
+    if "jax" not in sys.modules:
+        count = int(os.environ.get(DEVICE_COUNT_VARIABLE, -1) or -1)
+    else:
+        import jax
+
+        count = jax.config.jax_num_cpu_devices
     return None if count == -1 else int(count)
 
 
 def request_cpu_devices(count: int) -> bool:
     """Ask JAX for ``count`` CPU devices; ``False`` when JAX has started (too late)."""
+    import jax
+
     try:
         jax.config.update("jax_num_cpu_devices", int(count))
     except RuntimeError:
@@ -90,34 +128,55 @@ def _cpu_devices_wanted() -> int:
     return cpu_cores()
 
 
-def _default_cpu_devices() -> None:
-    """One CPU device per core (or ``DIFFLAB_CPU_DEVICES``), unless the count was chosen.
-
-    Nothing changes if JAX has already started: ``use_all_cpu_cores`` says so when asked.
-    """
+def _jax_defaults() -> None:
+    """float64, and one CPU device per core (or ``DIFFLAB_CPU_DEVICES``) unless the count
+    was chosen. Before JAX is imported they are left in the environment variables JAX
+    reads as it loads, so ``import difflab`` does not load JAX (``difflab --version``
+    answers at once); if it has loaded, they are set now (the device count only if JAX
+    has not started: ``use_all_cpu_cores`` says so when asked)."""
     wanted = _cpu_devices_wanted()
-    if wanted > 1 and chosen_cpu_devices() is None:
+    more_devices = wanted > 1 and chosen_cpu_devices() is None
+    if "jax" not in sys.modules:
+        os.environ[X64_VARIABLE] = "1"
+        if more_devices:
+            os.environ[DEVICE_COUNT_VARIABLE] = str(wanted)
+        return
+    import jax
+
+    jax.config.update("jax_enable_x64", True)
+    if more_devices:
         request_cpu_devices(wanted)
 
 
+def start_jax() -> None:
+    """What DiffLab sets up once JAX is loaded: the compilation cache (once per process)."""
+    global _started
+    if not _started:
+        from . import _compilation_cache
+
+        _compilation_cache.enable_compilation_cache()
+        _started = True
+
+
+_started = False
 # XLA reads its flags when JAX first runs something, so this holds unless JAX ran before
 # DiffLab was imported.
 os.environ["XLA_FLAGS"] = with_whole_loop_kernels(
-    with_wide_vectors(os.environ.get("XLA_FLAGS", "")))
-
-import jax  # noqa: E402
-
-jax.config.update("jax_enable_x64", True)
-_default_cpu_devices()
+    with_wide_vectors(with_quick_compiles(os.environ.get("XLA_FLAGS", ""))))
+_jax_defaults()
 
 
 def set_precision(precision: str) -> None:
     """Choose ``"float64"`` (the default) or ``"float32"`` for new models and states."""
     if precision not in ("float32", "float64"):
         raise ValueError(f"precision must be 'float32' or 'float64', not {precision!r}")
+    import jax
+
     jax.config.update("jax_enable_x64", precision == "float64")
 
 
 def precision() -> str:
     """The floating-point precision new arrays get: ``"float64"`` or ``"float32"``."""
+    import jax
+
     return "float64" if jax.config.jax_enable_x64 else "float32"

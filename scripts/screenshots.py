@@ -2,6 +2,7 @@
 
     python scripts/screenshots.py            # under Xvfb (re-runs itself with xvfb-run)
     python scripts/screenshots.py --out DIR
+    python scripts/screenshots.py --only fit field dark_theme
 
 Each view is set up through the same objects a user drives (the lab, the panels), the
 work runs on the app's worker threads, and the window is grabbed once it has drawn.
@@ -53,9 +54,13 @@ def _settle(app, seconds=0.6) -> None:
 
 
 def _solved(window, **params):
-    run = window.lab.current
-    return (run is not None and run.complete and window.lab.model_name == run.model_name
-            and all(abs(run.params.get(k, np.nan) - v) < 1e-12 for k, v in params.items()))
+    from difflab.app.runs import complete, params_of
+
+    lab, run = window.lab, window.lab.current
+    if run is None or not complete(run) or lab.name_of(run.model) != lab.model_name:
+        return False
+    values = params_of(run.model)
+    return all(abs(values.get(k, np.nan) - v) < 1e-12 for k, v in params.items())
 
 
 def _set(app, window, **params):
@@ -88,7 +93,7 @@ def sweep(app, window, out: Path) -> None:
     lab = window.lab
     lab.select_model("lorenz")
     lab.set_settings(t1=20.0)
-    _wait(app, lambda: _solved(window))
+    _wait(app, lambda: _solved(window) and lab.current.settings.t1 == 20.0)
     panel = window.views["sweep"]
     lab.set_layout(view="sweep")
     panel.axis1.name.setCurrentText("rho")
@@ -107,11 +112,41 @@ def sweep(app, window, out: Path) -> None:
     panel.finished.connect(finished.append)
     panel.start()
     _wait(app, lambda: finished)
-    data = finished[0]
+    from difflab.app.sweeps import SweepView
+
+    data = SweepView.of(finished[0], lab.model_name)
     point = data.nearest(28.0, 10.0)  # near the classic rho = 28, sigma = 10: chaos
     panel.select_point(point)
     _wait(app, lambda: _solved(window, **data.point(point)))
     _shoot(app, window, out, "sweep")
+
+
+def orbit_diagram(app, window, out: Path) -> None:
+    """Rossler's route to chaos: the maxima of x after a transient, over c from 2 to 6."""
+    import difflab as dl
+
+    lab = window.lab
+    rossler = dl.models.load_equations(Path(__file__).resolve().parents[1] / "examples"
+                                       / "models" / "rossler.eqn")
+    name = lab.add_user_model(rossler)
+    lab.select_model(name)
+    lab.set_settings(t1=600.0, dt=0.01, solver="rk4")
+    _wait(app, lambda: lab.current is not None and lab.name_of(lab.current.model) == name)
+    panel = window.views["sweep"]
+    lab.set_layout(view="sweep")
+    panel.two_d.setChecked(False)
+    panel.axis1.name.setCurrentText("c")
+    panel.axis1.lo.setValue(2.0)
+    panel.axis1.hi.setValue(6.0)
+    panel.axis1.n.setValue(400)
+    panel.reduction.setCurrentText("maxima")
+    panel.state.setCurrentText("x")
+    panel.after.setValue(300.0)
+    finished = []
+    panel.finished.connect(finished.append)
+    panel.start()
+    _wait(app, lambda: finished)
+    _shoot(app, window, out, "orbit-diagram")
 
 
 def fit(app, window, out: Path) -> None:
@@ -145,10 +180,57 @@ def fit(app, window, out: Path) -> None:
     _shoot(app, window, out, "sensitivity")
 
 
+def field(app, window, out: Path) -> None:
+    lab = window.lab
+    lab.select_model("heat1d")
+    lab.set_settings(t1=2.0)
+    _wait(app, lambda: _solved(window) and lab.current.settings.t1 == 2.0)
+    lab.set_layout(view="field")
+    window.views["field"].set_time(0.5)
+    _shoot(app, window, out, "field")
+
+
+def dark_theme(app, window, out: Path) -> None:
+    lab = window.lab
+    lab.select_model("kuramoto")
+    lab.set_settings(t1=20.0)
+    _wait(app, lambda: _solved(window) and lab.current.settings.t1 == 20.0)
+    lab.set_layout(time_states=("theta0", "theta50", "theta99"), view="time")
+    window.time_plot.show_derived("order parameter r", True)
+    window.set_theme(True)
+    _shoot(app, window, out, "dark-theme")
+    window.set_theme(False)
+
+
+def bifurcation(app, window, out: Path, model="lorenz", param="rho", span=(0.0, 30.0),
+                state="x") -> None:
+    """The equilibria and the periodic orbits born at the Hopf points, against a parameter."""
+    lab = window.lab
+    lab.select_model(model)
+    _wait(app, lambda: _solved(window))
+    view = window.views["bifurcation"]
+    window.tabs.setCurrentWidget(view)
+    view.param.setCurrentText(param)
+    view.state.setCurrentText(state)
+    view.start.setValue(span[0])
+    view.stop.setValue(span[1])
+    finished = []
+    view.finished.connect(finished.append)
+    view.compute()
+    _wait(app, lambda: finished)
+    _shoot(app, window, out, "bifurcation")
+
+
+SHOTS = {"time_series": time_series_and_phase, "sweep": sweep, "orbit_diagram": orbit_diagram,
+         "fit": fit, "field": field, "dark_theme": dark_theme, "bifurcation": bifurcation}
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description="Render the app's screenshots.")
     parser.add_argument("--out", default=str(Path(__file__).resolve().parents[1] / "docs"
                                              / "screenshots"))
+    parser.add_argument("--only", nargs="+", choices=list(SHOTS), default=list(SHOTS),
+                        help="take only these shots")
     args = parser.parse_args(argv)
     _reexec_under_xvfb()
     from PySide6.QtCore import QSettings
@@ -165,9 +247,8 @@ def main(argv=None) -> int:
     window.resize(*SIZE)
     window.show()
     _wait(app, lambda: window.lab.current is not None)
-    time_series_and_phase(app, window, out)
-    sweep(app, window, out)
-    fit(app, window, out)
+    for name in args.only:
+        SHOTS[name](app, window, out)
     window.shutdown()
     return 0
 

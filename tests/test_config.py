@@ -7,7 +7,13 @@ import sys
 import pytest
 
 # white-box: the XLA_FLAGS rewrite that import difflab makes before jax starts
-from difflab._config import SMALL_LOOP_OPTION, with_whole_loop_kernels, with_wide_vectors
+from difflab._config import (
+    EMITTER_FLAG,
+    SMALL_LOOP_OPTION,
+    with_quick_compiles,
+    with_whole_loop_kernels,
+    with_wide_vectors,
+)
 
 RAISED = f"{SMALL_LOOP_OPTION}=100000000"
 
@@ -26,6 +32,16 @@ def test_the_small_loop_limit_is_raised_unless_the_user_set_it(flags, expected):
     assert with_whole_loop_kernels(flags) == expected
 
 
+@pytest.mark.parametrize("flags, jaxlib, expected", [
+    ("", "0.10.2", f"--{EMITTER_FLAG}=false"),
+    ("--xla_dump_to=/tmp/d", "0.10.0", f"--xla_dump_to=/tmp/d --{EMITTER_FLAG}=false"),
+    (f"--{EMITTER_FLAG}=true", "0.10.2", f"--{EMITTER_FLAG}=true"),  # the user's choice
+    ("", "0.11.0", ""),  # a jaxlib not known to take the flag: XLA would abort on it
+])
+def test_the_quick_compiling_emitters_are_chosen_where_known(flags, jaxlib, expected):
+    assert with_quick_compiles(flags, jaxlib) == expected
+
+
 @pytest.mark.slow
 def test_importing_difflab_sets_the_limit_before_jax_starts():
     script = ("import os, jax; import difflab; jax.numpy.zeros(1).block_until_ready(); "
@@ -33,7 +49,7 @@ def test_importing_difflab_sets_the_limit_before_jax_starts():
     env = {k: v for k, v in os.environ.items() if k != "XLA_FLAGS"}
     out = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True,
                          text=True, check=True).stdout
-    assert out.strip() == with_whole_loop_kernels(with_wide_vectors(""))
+    assert out.strip() == with_whole_loop_kernels(with_wide_vectors(with_quick_compiles("")))
     assert f"--xla_backend_extra_options={RAISED}" in out.split()
 
 

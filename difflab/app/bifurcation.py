@@ -1,14 +1,17 @@
-"""The bifurcation diagram of the current model: branches of equilibria against a parameter.
+"""The bifurcation diagram of the current model: branches of equilibria and of periodic
+orbits against a parameter.
 
 Qt-free. A :class:`BifurcationRequest` names the parameter, its range and the state to
 start from; :func:`run_continuation` continues (:func:`difflab.continuation`) the
 equilibrium nearest that state from the start of the range, then every equilibrium found
 at the end of the range (:func:`difflab.equilibria`) that no branch has reached yet,
 back towards the start, so branches born at a bifurcation inside the range (Lorenz's
-C+ and C- past the pitchfork at ``rho = 1``) are drawn too. The
-:class:`BifurcationDiagram` cuts the branches into stable and unstable pieces for
-drawing, labels the special points (fold ``LP``, Hopf ``H``, branch point ``BP``) and
-finds the branch point nearest a click.
+C+ and C- past the pitchfork at ``rho = 1``) are drawn too; then the periodic orbits born
+at each Hopf point (:func:`difflab.periodic_orbits`), but one where an earlier branch of
+orbits ended. The :class:`BifurcationDiagram` cuts the branches into stable and unstable
+pieces for drawing (an orbit drawn by its least and greatest value of a state), labels
+the special points (fold ``LP``, Hopf ``H``, branch point ``BP``, fold of cycles ``LPC``,
+period doubling ``PD``, Neimark-Sacker ``NS``) and finds the point nearest a click.
 """
 
 import dataclasses
@@ -17,7 +20,8 @@ import numpy as np
 
 import difflab as dl
 
-LABELS = {"fold": "LP", "hopf": "H", "branch": "BP"}
+LABELS = {"fold": "LP", "hopf": "H", "branch": "BP", "fold-of-cycles": "LPC",
+          "period-doubling": "PD", "neimark-sacker": "NS"}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -33,6 +37,7 @@ class BifurcationRequest:
     state: tuple[float, ...] | None = None
     other_branches: bool = True
     t: float = 0.0
+    cycles: bool = True  # the periodic orbits born at the Hopf points too
 
     def __post_init__(self):
         specs = self.model.parameter_specs()
@@ -59,15 +64,33 @@ class Piece:
 
 
 @dataclasses.dataclass(frozen=True)
+class CyclePiece:
+    """A run of orbits of one branch with one stability: parameter ``values`` and each
+    orbit's ``minima`` and ``maxima`` (k, n)."""
+
+    values: np.ndarray
+    minima: np.ndarray
+    maxima: np.ndarray
+    stable: bool
+
+
+@dataclasses.dataclass(frozen=True)
 class BifurcationDiagram:
-    """The branches (each a :class:`difflab.Continuation`) computed for ``request``."""
+    """The branches (each a :class:`difflab.Continuation`) and branches of periodic
+    orbits (``cycles``, each a :class:`difflab.PeriodicOrbits`) computed for ``request``."""
 
     request: BifurcationRequest
     branches: tuple
+    cycles: tuple = ()
 
     @property
     def state_names(self) -> tuple[str, ...]:
         return tuple(self.request.model.state_names)
+
+    @property
+    def results(self) -> tuple:
+        """The branches, then the branches of periodic orbits: what a session keeps."""
+        return (*self.branches, *self.cycles)
 
     def pieces(self) -> list[Piece]:
         """Every branch cut where its stability changes, at the special point located
@@ -113,22 +136,64 @@ class BifurcationDiagram:
         return kept
 
     def labels(self, state: str) -> list[tuple[str, float, float]]:
-        """``(label, parameter value, value of state)`` of each special point."""
+        """``(label, parameter value, value of state)`` of each special point; a special
+        point of periodic orbits at its orbit's greatest value of ``state``."""
         k = self.state_names.index(state)
         return [(LABELS.get(p.kind, p.kind), float(p.value), float(np.asarray(p.state)[k]))
-                for p in self.special_points()]
+                for p in self.special_points()] + \
+            [(LABELS.get(p.kind, p.kind), float(p.value), float(np.asarray(p.maximum)[k]))
+             for orbits in self.cycles for p in orbits.special]
+
+    def cycle_pieces(self) -> list[CyclePiece]:
+        """Every branch of periodic orbits cut where its stability changes, at the special
+        point located there (else half way), so neighbouring pieces share an end."""
+        out = []
+        for orbits in self.cycles:
+            stable = np.asarray(orbits.stable, dtype=bool)
+            arrays = [np.asarray(a) for a in (orbits.values, orbits.minima, orbits.maxima)]
+            cuts = (np.flatnonzero(stable[1:] != stable[:-1]) + 1).tolist()
+            start = [a[:0] for a in arrays]
+            for a, b in zip([0, *cuts], [*cuts, len(stable)]):
+                join = _cycle_join(orbits, b) if b < len(stable) else [x[:0] for x in arrays]
+                out.append(CyclePiece(*(np.concatenate([s0, x[a:b], j])
+                                        for s0, x, j in zip(start, arrays, join)),
+                                      bool(stable[a])))
+                start = join
+        return out
 
     def nearest(self, value: float, y: float, state: str, scale=(1.0, 1.0)) -> float | None:
-        """The parameter value of the branch point nearest ``(value, y)`` in the drawing
-        of ``state`` (distances divided by ``scale``, the size of the view)."""
+        """The parameter value of the point nearest ``(value, y)`` in the drawing of
+        ``state`` (distances divided by ``scale``, the size of the view): a point of a
+        branch of equilibria, or an orbit's least or greatest value of ``state``."""
         k = self.state_names.index(state)
+        curves = [(b.values, np.asarray(b.states)[:, k]) for b in self.branches]
+        curves += [(c.values, np.asarray(extreme)[:, k]) for c in self.cycles
+                   for extreme in (c.minima, c.maxima)]
         best, best_d = None, np.inf
-        for branch in self.branches:
-            values, ys = np.asarray(branch.values), np.asarray(branch.states)[:, k]
+        for values, ys in curves:
+            values = np.asarray(values)
             d = np.hypot((values - value) / scale[0], (ys - y) / scale[1])
             if len(d) and d.min() < best_d:
                 best, best_d = float(values[np.argmin(d)]), float(d.min())
         return best
+
+
+def _cycle_join(orbits, c) -> list[np.ndarray]:
+    """``[value, minimum, maximum]`` (one row each) where stability changes between orbits
+    ``c - 1`` and ``c``: the special point located there (no farther from their middle
+    than they are apart: past both at a fold), else half way."""
+    arrays = [np.asarray(a) for a in (orbits.values, orbits.minima, orbits.maxima)]
+    values, maxima = arrays[0][c - 1:c + 1], arrays[2][c - 1:c + 1]
+    apart = np.hypot(values[1] - values[0], np.linalg.norm(maxima[1] - maxima[0]))
+    near = [(np.hypot(float(p.value) - values.mean(),
+                      np.linalg.norm(np.asarray(p.maximum) - maxima.mean(axis=0))), i)
+            for i, p in enumerate(orbits.special)]
+    near = [(d, i) for d, i in near if d <= apart]
+    if not near:
+        return [a[c - 1:c + 1].mean(axis=0, keepdims=True) for a in arrays]
+    point = orbits.special[min(near)[1]]
+    return [np.array([float(point.value)]), np.asarray(point.minimum)[None],
+            np.asarray(point.maximum)[None]]
 
 
 def _on_a_branch(state, value, branches, tol) -> bool:
@@ -140,9 +205,38 @@ def _on_a_branch(state, value, branches, tol) -> bool:
     return False
 
 
+def _ends_at(orbits, hopf, span) -> bool:
+    """Whether a branch of orbits ended by shrinking onto the Hopf point ``hopf``."""
+    last, x = np.asarray(orbits.states)[-1], np.asarray(hopf.state)
+    return orbits.status.startswith("shrank") \
+        and abs(float(orbits.values[-1]) - float(hopf.value)) < 1e-3 * span \
+        and np.linalg.norm(last - x) < 1e-2 * (1 + np.linalg.norm(x))
+
+
+def _cycles(request, branches, stop) -> tuple:
+    """The periodic orbits born at each Hopf point on ``branches``, in the request's
+    range; none from a Hopf point where an earlier branch of orbits ended."""
+    span = abs(request.stop - request.start)
+    diagram = BifurcationDiagram(request, tuple(branches))
+    found = []
+    for hopf in [p for p in diagram.special_points() if p.kind == "hopf"]:
+        if stop():
+            break
+        if any(_ends_at(orbits, hopf, span) for orbits in found):
+            continue
+        try:
+            found.append(dl.periodic_orbits(request.model, request.param, hopf,
+                                            min(request.start, request.stop),
+                                            max(request.start, request.stop), t=request.t))
+        except ValueError:  # a degenerate Hopf point
+            continue
+    return tuple(found)
+
+
 def run_continuation(request: BifurcationRequest, stop=lambda: False) -> BifurcationDiagram:
     """Continue the branch through the request's state, then the other branches found
-    at the end of the range; ``stop()`` is checked between branches."""
+    at the end of the range, then the periodic orbits from the Hopf points (unless the
+    request says not to); ``stop()`` is checked between branches."""
     model, param = request.model, request.param
     first = dl.continuation(model.replace(**{param: request.start}), param, request.start,
                             request.stop, state=request.seed(), t=request.t)
@@ -161,4 +255,5 @@ def run_continuation(request: BifurcationRequest, stop=lambda: False) -> Bifurca
                                                 t=request.t))
             except ValueError:
                 continue
-    return BifurcationDiagram(request, tuple(branches))
+    cycles = _cycles(request, branches, stop) if request.cycles and not stop() else ()
+    return BifurcationDiagram(request, tuple(branches), cycles)

@@ -30,14 +30,24 @@ class FitRequest:
     settings: RunSettings
     method: str = "lm"
     max_steps: int | None = None
+    sigma: float | None = None
 
     def __post_init__(self):
         if not self.params:
             raise ValueError("choose at least one parameter to fit")
+        if self.sigma is not None and not (np.isfinite(self.sigma) and self.sigma > 0):
+            raise ValueError(f"the noise sigma must be a positive number, not {self.sigma:g}")
         unknown = [s for s in self.data.states if s not in self.model.state_names]
         if unknown:
             raise ValueError(f"the data observe {unknown[0]!r}, which {self.model_name} does not "
                              f"have (its states are {', '.join(self.model.state_names)})")
+
+    def observations(self) -> dl.io.Observations:
+        """The data, with the typed noise level where the data give none."""
+        data = self.data
+        if self.sigma is None or data.sigma is not None:
+            return data
+        return dl.io.Observations(data.t, data.y, data.states, np.full(data.y.shape, self.sigma))
 
     def fit_kwargs(self) -> dict:
         s = self.settings
@@ -51,8 +61,8 @@ class FitView:
 
     ``losses`` and ``parameters``: after each optimizer step; ``curve``: ``(ts, ys)`` of
     the model at the best parameters so far; ``fit``: the result, once the fit has ended
-    (the lab keeps only that). ``settings``: ``simulate``'s arguments (``t1`` included)
-    for the curve.
+    (the lab keeps only that), and ``stats`` its :class:`difflab.solvers.FitStatistics`.
+    ``settings``: ``simulate``'s arguments (``t1`` included) for the curve.
     """
 
     model: object
@@ -64,6 +74,7 @@ class FitView:
     parameters: list = dataclasses.field(default_factory=list)
     curve: tuple | None = None
     fit: dl.FitResult | None = None
+    stats: dl.solvers.FitStatistics | None = None
 
     @classmethod
     def of(cls, fit: dl.FitResult, model_name: str) -> "FitView":
@@ -104,6 +115,15 @@ class FitView:
             return self.fit.message
         return f"{self.fit.message}; χ² = {self.fit.chi2:.6g}, {self.fit.dof} degrees of freedom"
 
+    def complete(self) -> None:
+        """Compute the model curve and the statistics of a finished fit (simulations: run
+        it off the GUI thread)."""
+        if self.curve is None and self.best and isinstance(self.model, dl.Model):
+            self.curve = model_curve(self, self.best)
+        if self.stats is None and self.fit is not None and self.fit.data is not None \
+                and isinstance(self.fit.model, dl.Model) and np.isfinite(self.fit.chi2):
+            self.stats = dl.solvers.fit_statistics(self.fit)
+
 
 def model_curve(view: FitView, values: dict[str, float]) -> tuple[np.ndarray, np.ndarray]:
     """The model at ``values`` over the data's time span (what the overlay draws)."""
@@ -133,10 +153,10 @@ def run_fit(request: FitRequest, emit: Callable = lambda view: None,
         emit(view)
         return False if stop() else None
 
-    fitted = dl.fit(request.model, request.data, list(request.params), callback=progress,
-                    throw=False, **request.fit_kwargs())
+    fitted = dl.fit(request.model, request.observations(), list(request.params),
+                    callback=progress, throw=False, **request.fit_kwargs())
     view = FitView.of(fitted, request.model_name)
-    view.curve = model_curve(view, view.best)
+    view.complete()
     return view
 
 

@@ -56,8 +56,8 @@ EVENTS = {
     "path": "path: the session file (None for a new session)",
     "undo": "can_undo, can_redo, undo_text, redo_text",
     "log": "level ('info', 'warning', 'error'), text",
-    "results": "kind ('sweep', 'fit', 'sensitivity'), name: a result was added or deleted "
-               "(kind None: all were cleared)",
+    "results": "kind ('sweep', 'fit', 'sensitivity', 'analysis'), name: a result was added "
+               "or deleted (kind None: all were cleared)",
 }
 NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]{0,63}")
 DEFAULT_MODEL = "pendulum"
@@ -73,7 +73,8 @@ class Lab:
         self.settings = settings or RunSettings()
         self.runs: dict[str, dl.Trajectory] = {}
         self.hidden: set[str] = set()  # kept runs not drawn
-        self.results: dict[str, dict] = {"sweep": {}, "fit": {}, "sensitivity": {}}
+        self.results: dict[str, dict] = {"sweep": {}, "fit": {}, "sensitivity": {},
+                                         "analysis": {}}
         self.current: dl.Trajectory | None = None
         self.changed: set[tuple[str, str]] = set()  # (kind, name) added or replaced
         self.deleted: set[tuple[str, str]] = set()  # (kind, name) deleted by the user
@@ -81,10 +82,13 @@ class Lab:
         self.dirty = False
         self.messages: list[tuple[str, str]] = []
         self.gui_layout: dict = {}
+        self.plot_points: int | None = None  # saved points on auto: what the plot shows
+        self._last_failure: str | None = None  # logged once while it repeats
         self._bases: dict[str, dl.Model] = {}
         self._serial = 0
         self._applied = -1
         self._restore_model({"model": model, "params": None})
+        self.settings = dataclasses.replace(self.settings, **self._unfit_settings())
         self.layout = PlotLayout.for_states(self.state_names)
 
     # -- models ---------------------------------------------------------------------
@@ -203,6 +207,8 @@ class Lab:
         self.params = dict(state["params"] or self._defaults(cls))
         if switched:
             self.current = None
+            if hasattr(self, "layout"):  # a switch, not the start
+                self._settings_for_model()
             self.events.current.emit(run=None)
             if hasattr(self, "layout"):  # the new model's own states, the same view in front
                 self.set_layout(PlotLayout.for_states(self.state_names, self.layout.view))
@@ -278,6 +284,43 @@ class Lab:
             self.events.settings.emit(settings=settings)
             self.mark_dirty()
 
+    def _settings_for_model(self) -> None:
+        """Drop the settings another model needed: its initial state, a solver this one
+        cannot take."""
+        changes = self._unfit_settings()
+        if "solver" in changes:
+            self.log(f"{self.settings.solver} cannot solve {self.model_name}: back to its "
+                     "default solver", "warning")
+        if changes:
+            self.set_settings(**changes)
+
+    def _unfit_settings(self) -> dict:
+        """The settings changes the current model needs (``y0=None``, ``solver=None``)."""
+        changes, y0 = {}, self.settings.y0
+        if y0 is not None and (getattr(self, "layout", None) is not None
+                               or len(y0) != len(self.state_names)):
+            changes["y0"] = None
+        solver, cls = self.settings.solver, self.model_class(self.model_name)
+        if solver is not None and solver not in dl.solvers.solvers_for(cls):
+            changes["solver"] = None
+        return changes
+
+    @property
+    def initial_state(self) -> tuple[float, ...]:
+        """The state runs start from: the settings' ``y0``, else the model's own."""
+        if self.settings.y0 is not None:
+            return self.settings.y0
+        return tuple(float(v) for v in np.asarray(self.model.initial_state()))
+
+    def set_initial(self, state: str, value: float) -> None:
+        """Start runs with ``state`` at ``value`` (the other states kept)."""
+        names = self.state_names
+        if state not in names:
+            raise ValueError(f"{self.model_name} has no state {state!r}")
+        y0 = list(self.initial_state)
+        y0[names.index(state)] = float(value)
+        self.set_settings(y0=tuple(y0))
+
     def set_layout(self, layout: PlotLayout | None = None, **changes) -> None:
         layout = dataclasses.replace(layout or self.layout, **changes)
         if layout.time_states:
@@ -291,7 +334,8 @@ class Lab:
     def solve_request(self) -> SolveRequest:
         """A snapshot of what to simulate now, for a worker thread."""
         self._serial += 1
-        return SolveRequest(self._serial, self.model, self.model_name, self.settings)
+        return SolveRequest(self._serial, self.model, self.model_name, self.settings,
+                            self.plot_points)
 
     def accept(self, run: dl.Trajectory, request: SolveRequest) -> bool:
         """Make ``run`` (made for ``request``) the current run unless a newer request's
@@ -302,9 +346,17 @@ class Lab:
         self.current = run
         self._touch("run", "current")
         if complete(run) and not run.ok:
-            self.log(describe_failure(run, request.model_name), "error")
+            self._log_failure(describe_failure(run, request.model_name))
+        elif complete(run):
+            self._last_failure = None
         self.events.current.emit(run=run)
         return True
+
+    def _log_failure(self, text: str) -> None:
+        """Log a failed run, once: the same failure again (another request) is not news."""
+        if text != self._last_failure:
+            self._last_failure = text
+            self.log(text, "error")
 
     def solve_now(self) -> dl.Trajectory:
         """Simulate the current state on this thread and make it the current run."""
@@ -378,7 +430,7 @@ class Lab:
     # -- results of sweeps, fits, sensitivities ----------------------------------------
 
     def add_result(self, kind: str, result, name: str | None = None) -> str:
-        """Keep a sweep, fit or sensitivity result (saved with the session)."""
+        """Keep a sweep, fit, sensitivity or analysis result (saved with the session)."""
         store = self.results[kind]
         name = name or self._free_name(kind, store)
         store[name] = result
@@ -386,6 +438,26 @@ class Lab:
         self.events.results.emit(kind=kind, name=name)
         self.mark_dirty()
         return name
+
+    def set_analyses(self, prefix: str, results) -> None:
+        """Keep analysis ``results`` (a bifurcation diagram's branches) as the analyses
+        ``<prefix>.0``, ``<prefix>.1``, ..., in place of those kept under ``prefix``
+        before; they are saved with the session."""
+        store = self.results["analysis"]
+        for name in [n for n in store if _numbered(n, prefix) is not None]:
+            store.pop(name)
+            self._forget("analysis", name)
+        for i, result in enumerate(results):
+            store[f"{prefix}.{i}"] = result
+            self._touch("analysis", f"{prefix}.{i}")
+        self.events.results.emit(kind="analysis", name=prefix)
+        self.mark_dirty()
+
+    def analyses(self, prefix: str) -> tuple:
+        """The analysis results kept under ``prefix`` (:meth:`set_analyses`), in order."""
+        store = self.results["analysis"]
+        numbered = {_numbered(n, prefix): n for n in store}
+        return tuple(store[numbered[i]] for i in sorted(k for k in numbered if k is not None))
 
     # -- the document: deleting, and what changed since the file ------------------------
 
@@ -480,6 +552,12 @@ class Lab:
         self.events.results.emit(kind=None, name=None)
         self.set_path(None)
         self.mark_saved()
+
+
+def _numbered(name: str, prefix: str) -> int | None:
+    """``i`` for a name ``<prefix>.<i>``, else ``None``."""
+    head, dot, tail = name.rpartition(".")
+    return int(tail) if head == prefix and dot and tail.isdigit() else None
 
 
 def finite_bounds(spec) -> tuple[float, float]:

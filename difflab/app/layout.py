@@ -1,6 +1,9 @@
 """What the app's plots show: saved with a session as its ``/app`` ``plot_layout``."""
 
 import dataclasses
+import math
+
+SCALE_TOLERANCE = 0.01
 
 
 @dataclasses.dataclass
@@ -39,3 +42,15 @@ class PlotLayout:
         phase = list(data.get("phase") or ["", ""]) + ["", ""]
         return cls(tuple(str(s) for s in data.get("time_states", ())), str(phase[0]),
                    str(phase[1]), str(data.get("view", "time")))
+
+
+def same_scale(saved, current: float) -> bool:
+    """Whether a window layout saved at screen scale ``saved`` (a number or its text, as
+    settings files give it back; ``None`` for a layout saved before scales were kept)
+    may be restored at scale ``current``: window sizes and dock widths are in pixels, so
+    one laid out at 1.5x does not fit a 1x screen."""
+    try:
+        value = float(saved)
+    except (TypeError, ValueError):
+        return saved is None
+    return math.isfinite(value) and abs(value - current) <= SCALE_TOLERANCE * current

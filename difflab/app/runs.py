@@ -8,6 +8,7 @@ call (``solve``, ``stream_run``); they take immutable snapshots of the session s
 
 import dataclasses
 import math
+import threading
 import time
 from collections.abc import Callable, Iterator
 
@@ -15,13 +16,17 @@ import numpy as np
 
 import difflab as dl
 
+from . import accuracy
+
 
 @dataclasses.dataclass(frozen=True)
 class RunSettings:
     """The arguments of :func:`difflab.simulate` the app exposes, with the same defaults.
 
-    ``dt``, ``solver`` and ``n_save`` of ``None`` mean "the engine's default"; ``seed``
-    makes the key of stochastic models.
+    ``dt``, ``solver`` and ``n_save`` of ``None`` mean "auto" (see
+    :mod:`difflab.app.accuracy`); ``seed`` makes the key of stochastic models; ``y0`` is
+    the initial state (``None``: the model's own), passed apart from
+    :meth:`simulate_kwargs`.
     """
 
     t1: float = 10.0
@@ -30,8 +35,13 @@ class RunSettings:
     n_save: int | None = None
     t0: float = 0.0
     seed: int = 0
+    y0: tuple[float, ...] | None = None
 
     def __post_init__(self):
+        if self.y0 is not None:
+            object.__setattr__(self, "y0", tuple(float(v) for v in self.y0))
+            if not all(map(math.isfinite, self.y0)):
+                raise ValueError(f"the initial state must be finite numbers, got {self.y0}")
         if not (math.isfinite(self.t1) and math.isfinite(self.t0)) or not self.t1 > self.t0:
             raise ValueError(f"t1 ({self.t1}) must be greater than t0 ({self.t0})")
         if self.dt is not None and not (math.isfinite(self.dt) and self.dt > 0):
@@ -43,7 +53,7 @@ class RunSettings:
                              f"{', '.join(dl.solvers.available_solvers())}")
 
     def simulate_kwargs(self, model) -> dict:
-        """Keyword arguments for ``simulate``/``stream`` (``t1`` excluded)."""
+        """Keyword arguments for ``simulate``/``stream`` (``t1`` and ``y0`` excluded)."""
         kwargs = dict(t0=self.t0, dt=self.dt, solver=self.solver, n_save=self.n_save)
         if isinstance(model, dl.SDEModel):
             import jax
@@ -77,6 +87,14 @@ class SolveRequest:
     model: dl.Model
     model_name: str
     settings: RunSettings
+    points: int | None = None  # saved points on auto (what the plot can show)
+
+    def simulate_kwargs(self) -> dict:
+        """``settings.simulate_kwargs`` with the settings' initial state."""
+        kwargs = self.settings.simulate_kwargs(self.model)
+        if self.settings.y0 is not None:
+            kwargs["y0"] = np.asarray(self.settings.y0, dtype=float)
+        return kwargs
 
 
 def format_params(params: dict[str, float], most: int = 8) -> str:
@@ -118,11 +136,39 @@ def on_host(run: dl.Trajectory, name: str, **changes) -> dl.Trajectory:
 
 
 def solve(request: SolveRequest) -> dl.Trajectory:
-    """Simulate a request with :func:`difflab.simulate`; failures are recorded, not raised."""
-    settings = request.settings
-    traj = dl.simulate(request.model, settings.t1, throw=False,
-                       **settings.simulate_kwargs(request.model))
+    """Simulate a request with :func:`difflab.simulate`, settings on auto chosen by
+    :func:`difflab.app.accuracy.simulate`; failures are recorded, not raised.
+
+    Waits for a :func:`precompile` still running, rather than compile its programs twice.
+    """
+    for thread in list(_precompiling):
+        if thread is not threading.current_thread():
+            thread.join()
+    traj = accuracy.simulate(request.model, request.settings, request.points,
+                             request.settings.y0)
     return on_host(traj, "current")
+
+
+_precompiling: list[threading.Thread] = []
+
+
+def precompile(request: SolveRequest) -> threading.Thread:
+    """Solve ``request`` on a background thread for its compiled programs alone (JAX keeps
+    them): started as the window is being built, the window's first solve, the same one,
+    finds them ready. A failure is left to that solve to report."""
+
+    def run():
+        try:
+            solve(request)
+        except Exception:  # noqa: BLE001 (the real solve reports it)
+            pass
+        finally:
+            _precompiling.remove(thread)
+
+    thread = threading.Thread(target=run, name="difflab-precompile", daemon=True)
+    _precompiling.append(thread)
+    thread.start()
+    return thread
 
 
 def stream_run(request: SolveRequest, *, chunk_size: int | None = None,
@@ -137,7 +183,7 @@ def stream_run(request: SolveRequest, *, chunk_size: int | None = None,
     ts = ys = None
     start = time.perf_counter()
     chunks = dl.stream(model, settings.t1, chunk_size=chunk_size or 100, throw=False,
-                       **settings.simulate_kwargs(model))
+                       **request.simulate_kwargs())
     try:
         for chunk in chunks:
             if ts is None:
@@ -160,3 +206,16 @@ def stream_run(request: SolveRequest, *, chunk_size: int | None = None,
 def default_chunk_size(n_save: int, target_chunks: int = 200) -> int:
     """Chunks small enough that a streamed run draws itself smoothly, big enough to be cheap."""
     return int(min(max(n_save // target_chunks, 16), 20_000))
+
+
+def status_text(run: dl.Trajectory | None, model_name: str, settings: RunSettings) -> str:
+    """The status line of the current run: its work and what auto chose, or why it failed."""
+    if run is None:
+        return ""
+    solver = run.settings.solver if run.settings is not None else "?"
+    if not run.ok:
+        return f"{model_name}: {solver} failed: {run.message}"
+    wall = f" in {run.wall_time * 1e3:.1f} ms" if run.wall_time else ""
+    steps = f"{run.steps} steps" if run.steps else f"{len(run.ts)} points"
+    chosen = accuracy.chosen(run, settings)
+    return f"{model_name}: {steps}{wall}, {solver}" + (f" (auto: {chosen})" if chosen else "")

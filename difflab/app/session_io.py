@@ -2,9 +2,11 @@
 
 The file is a DiffLab session in the schema of ``docs/hdf5-schema.md``, a document of
 named objects: the kept runs are ``/runs/<name>``, the current run ``/runs/current``,
-sweeps, fits and sensitivities ``/sweeps/<name>``, ..., each written by
-``difflab.io.add`` as the class the solvers return (a fit and a sensitivity bring
-their run, ``<name>.run``); the
+sweeps, fits and sensitivities ``/sweeps/<name>``, ..., analysis results
+``/analyses/<name>`` (the bifurcation diagram's branches ``bifurcation.0``, ..., those of
+equilibria first, then those of periodic orbits), each
+written by ``difflab.io.add`` as the class the solvers return (a fit and a sensitivity
+bring their run, ``<name>.run``); the
 app's model, parameters and run settings go in ``/app`` ``settings``, the plots' layout
 in ``/app`` ``plot_layout``. Opening reads every object the app can show
 (``difflab.io.open_session``, never runs code). Saving goes through
@@ -20,6 +22,7 @@ from pathlib import Path
 
 import difflab as dl
 
+from .bifurcation import BifurcationDiagram, BifurcationRequest
 from .fits import load_fits
 from .lab import Lab, PlotLayout
 from .runs import RunSettings, on_host
@@ -27,10 +30,48 @@ from .sensitivities import load_sensitivities
 from .sweeps import load_sweeps
 
 CURRENT = "current"
+DIAGRAM = "bifurcation"  # the bifurcation diagram's branches: analyses "bifurcation.<i>"
 #: the lab's kind of object -> its group in the file
-GROUPS = {"run": "runs", "sweep": "sweeps", "fit": "fits", "sensitivity": "sensitivities"}
+GROUPS = {"run": "runs", "sweep": "sweeps", "fit": "fits", "sensitivity": "sensitivities",
+          "analysis": "analyses"}
+
+
+def load_analyses(lab: Lab, session) -> None:
+    """Read the session's analysis results back into ``lab``, their models rebuilt where
+    DiffLab may (a user model's only when its file is loaded or trusted)."""
+    for name in session.analyses.names():
+        try:
+            result = session.analyses[name]
+        except dl.io.SessionFileError as error:
+            lab.log(f"analysis {name!r} could not be read: {error}", "warning")
+            continue
+        if isinstance(result.model, dl.io.ModelRecord):
+            model = lab.model_from_record(result.model)
+            result = result if model is None else dataclasses.replace(result, model=model)
+        lab.add_result("analysis", result, name)
+
+
+def kept_diagram(lab: Lab) -> BifurcationDiagram | None:
+    """The bifurcation diagram the lab keeps (computed, or read from its file) when it is
+    of the current model, else ``None``."""
+    kept = lab.analyses(DIAGRAM)
+    branches = tuple(b for b in kept if isinstance(b, dl.Continuation))
+    cycles = tuple(c for c in kept if isinstance(c, dl.PeriodicOrbits))
+    first = branches[0] if branches else None
+    if first is None or not isinstance(first.model, dl.Model) \
+            or lab.name_of(first.model) != lab.model_name:
+        return None
+    try:
+        request = BifurcationRequest(first.model, lab.model_name, first.param,
+                                     float(first.start), float(first.stop),
+                                     other_branches=len(branches) > 1, cycles=bool(cycles))
+    except ValueError:
+        return None
+    return BifurcationDiagram(request, branches, cycles)
+
+
 #: functions(lab, session) reading the results of a kind back into the lab.
-LOADERS = (load_sweeps, load_fits, load_sensitivities)
+LOADERS = (load_sweeps, load_fits, load_sensitivities, load_analyses)
 
 
 def _objects(lab: Lab) -> dict[tuple[str, str], object]:
@@ -67,14 +108,23 @@ def _write(lab: Lab, path, plot_layout, compress: bool, *, base, everything: boo
             _remove(writer, GROUPS[kind], name)
         for (kind, name), value in _objects(lab).items():
             if everything or (kind, name) in lab.changed:
-                dl.io.add(writer, value, name=name)
+                _add(lab, writer, kind, name, value)
         layout = {**lab.layout.to_json(), **(plot_layout or {})}
         writer.set_app(plot_layout=layout, settings=lab.app_settings())
 
 
+def _add(lab: Lab, writer, kind: str, name: str, value) -> None:
+    try:
+        dl.io.add(writer, value, name=name)
+    except TypeError as error:  # an analysis of a class no session file stores yet
+        if kind != "analysis":
+            raise
+        lab.log(f"analysis {name!r} is not saved: {error}", "warning")
+
+
 def _remove(writer, group: str, name: str) -> None:
     """Remove a deleted object if the file has it (a fit or sensitivity with its own run)."""
-    if name not in writer.file[group]:
+    if group not in writer.file or name not in writer.file[group]:
         return
     run = writer.file[group][name].attrs.get("run") if group != "runs" else None
     run = run.decode() if isinstance(run, bytes) else run

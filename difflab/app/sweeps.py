@@ -1,5 +1,10 @@
 """Sweeps of the app: one or two parameters over a grid, one observable, filled chunk by chunk.
 
+An observable is a number per point (a line over one parameter, a heat map over two;
+``lyapunov``, the largest Lyapunov exponent, makes a chaos map), or the values of
+``maxima`` (or of a ``section`` in a sweep of ``difflab sweep``) per point: an orbit
+diagram over one parameter. ``after`` drops the saved times before it (the transient).
+
 Qt-free: :func:`run_sweep` calls :func:`difflab.sweep` with the lab's run settings and
 hands each chunk to ``emit`` as it completes (the app's sweep worker plots it); ``stop()``
 is checked between chunks. A sweep is a :class:`difflab.SweepResult`, saved and read
@@ -19,7 +24,10 @@ import difflab as dl
 from .runs import RunSettings, format_params, params_of
 
 #: The reductions an app sweep can observe (``difflab.sweep`` observables).
-REDUCTIONS = ("final", "max", "min", "mean", "amplitude", "std", "period")
+REDUCTIONS = ("final", "max", "min", "mean", "amplitude", "std", "period", "maxima", "lyapunov")
+ORBITS = ("maxima", "section")  # a vector of values per point: an orbit diagram
+LYAPUNOV_DT = 0.01  # the step of the tangent dynamics when the run's dt is the solver's
+ORBIT_SAMPLES = 5001  # saved times an orbit diagram finds its maxima between (one per step at most)
 NOT_RUN = -1
 
 
@@ -54,7 +62,9 @@ class Axis:
 
 @dataclasses.dataclass(frozen=True)
 class SweepRequest:
-    """What to sweep: the model, one or two axes, the observable ``reduction(state)``."""
+    """What to sweep: the model, one or two axes, the observable ``reduction(state)``
+    over the saved times from ``after`` on (``None``: all of them). ``lyapunov`` ignores
+    ``state`` and ``after``: the run is its transient, and it averages over as long again."""
 
     model: dl.Model
     model_name: str
@@ -63,6 +73,7 @@ class SweepRequest:
     state: str
     settings: RunSettings
     chunk_size: int | None = None
+    after: float | None = None
 
     def __post_init__(self):
         if not 1 <= len(self.axes) <= 2:
@@ -73,16 +84,33 @@ class SweepRequest:
             raise ValueError(f"unknown reduction {self.reduction!r}; choose from {', '.join(REDUCTIONS)}")
         if self.state not in self.model.state_names:
             raise ValueError(f"{self.model_name} has no state {self.state!r}")
+        if self.vector and len(self.axes) == 2:
+            raise ValueError(f"an orbit diagram ({self.reduction}) sweeps one parameter")
+        if self.after is not None and not self.settings.t0 <= self.after < self.settings.t1:
+            raise ValueError(f"after ({self.after:g}) must lie from t0 up to t1 "
+                             f"({self.settings.t0:g} to {self.settings.t1:g})")
+
+    @property
+    def vector(self) -> bool:
+        """True when each point keeps a vector of values (an orbit diagram)."""
+        return self.reduction in ORBITS
 
     @property
     def observable(self) -> str:
         """The observable's name in results and files: ``max_x``."""
-        return f"{self.reduction}_{self.state}"
+        return "lyapunov" if self.reduction == "lyapunov" else f"{self.reduction}_{self.state}"
 
     @property
     def spec(self) -> str:
-        """The observable as ``difflab.sweep`` reads it: ``max(x)``."""
-        return f"{self.reduction}({self.state})"
+        """The observable as ``difflab.sweep`` reads it: ``max(x)``, ``maxima(x, after=50)``."""
+        s = self.settings
+        if self.reduction == "lyapunov":
+            text = f"lyapunov({s.t1 - s.t0!r}, dt={s.dt or LYAPUNOV_DT!r})"
+        else:
+            after = "" if self.after is None else f", after={float(self.after)!r}"
+            text = f"{self.reduction}({self.state}{after})"
+        (_, observable), = dl.solvers.resolve_observables({"o": text}, self.model.state_names)
+        return dl.solvers.describe_observable(observable)
 
     @property
     def shape(self) -> tuple[int, ...]:
@@ -99,6 +127,9 @@ class SweepRequest:
         s = self.settings
         kwargs = dict(t0=s.t0, dt=s.dt, solver=s.solver, observables={self.observable: self.spec},
                       chunk_size=self.chunk_size or default_chunk_size(self.n_points))
+        if self.vector and s.dt is not None:  # dense enough for the maxima, none kept
+            steps = math.ceil((s.t1 - s.t0) / s.dt * (1.0 - 1e-12))
+            kwargs.update(n_save=min(ORBIT_SAMPLES, steps + 1), trajectories=False)
         if isinstance(self.model, dl.SDEModel):
             import jax
 
@@ -114,33 +145,49 @@ def default_chunk_size(n_points: int, chunks: int = 40) -> int:
 @dataclasses.dataclass
 class SweepView:
     """What the sweep panel draws of a :class:`difflab.SweepResult`: its axes (a grid of
-    one or two parameters) and the observable shown, ``reduction(state)``, stored as
-    ``result.observables[observable]`` (the final state itself for ``final``)."""
+    one or two parameters) and the observable shown, its ``spec`` such as ``max(x)``,
+    stored as ``result.observables[observable]`` (the final state itself for
+    ``final(x)``): one number per point, or a vector per point (an orbit diagram)."""
 
     result: dl.SweepResult
     model_name: str
     axes: tuple[Axis, ...]
-    reduction: str
-    state: str
     observable: str
+    spec: str
 
     @classmethod
     def of(cls, result: dl.SweepResult, model_name: str) -> "SweepView":
         """The view of a sweep made by the app or by ``difflab sweep`` (``ValueError`` if
         it is not a grid of one or two parameters)."""
-        return cls(result, model_name, grid_axes(result.space), *_observable(result))
+        axes = grid_axes(result.space)
+        return cls(result, model_name, axes, *_observable(result, len(axes)))
 
     @property
-    def spec(self) -> str:
-        return f"{self.reduction}({self.state})"
+    def reduction(self) -> str:
+        return self.spec.partition("(")[0]
+
+    @property
+    def state(self) -> str:
+        return self.spec.partition("(")[2].partition(",")[0].removesuffix(")").strip()
 
     @property
     def shape(self) -> tuple[int, ...]:
         return tuple(a.n for a in self.axes)
 
     @property
+    def vector(self) -> bool:
+        """True when each point has a vector of values (an orbit diagram)."""
+        return self.values.ndim == 2
+
+    @property
+    def diverging(self) -> bool:
+        """True for values whose sign matters most (a chaos map: drawn centred at 0)."""
+        return self.reduction == "lyapunov"
+
+    @property
     def values(self) -> np.ndarray:
-        """The observable at each point (the final state for ``final``)."""
+        """The observable at each point (the final state for ``final``): ``(points,)``,
+        or ``(points, k)`` for an orbit diagram."""
         found = self.result.observables.get(self.observable)
         return np.asarray(found if found is not None else self.result[self.state], dtype=float)
 
@@ -152,6 +199,15 @@ class SweepView:
         """The observable on the sweep's grid (NaN where not run or failed)."""
         ok = np.asarray(self.result.result) == dl.Result.SUCCESS
         return np.where(ok, self.values, np.nan).reshape(self.shape)
+
+    def orbit(self) -> tuple[np.ndarray, np.ndarray]:
+        """An orbit diagram's dots: each finite value of each point that succeeded, and
+        the swept value there."""
+        ok = np.asarray(self.result.result) == dl.Result.SUCCESS
+        values = np.where(ok[:, None], self.values, np.nan)
+        swept = np.asarray(self.result.space[self.axes[0].name], dtype=float)
+        keep = np.isfinite(values)
+        return np.broadcast_to(swept[:, None], values.shape)[keep], values[keep]
 
     def nearest(self, *coords: float) -> int:
         """The index of the grid point nearest to the given axis values (log axes in log10)."""
@@ -175,14 +231,18 @@ class SweepView:
                 f"{self.result.message(index)}")
 
 
-def _observable(result: dl.SweepResult) -> tuple[str, str, str]:
-    """``(reduction, state, name)`` of the first observable the app can draw (else the
-    final value of the first state)."""
+def _observable(result: dl.SweepResult, n_axes: int) -> tuple[str, str]:
+    """``(name, spec)`` of the first observable the app can draw over ``n_axes``
+    parameters (else the final value of the first state): a number per point, or over
+    one parameter a vector (an orbit diagram)."""
     for name, spec in result.observable_specs.items():
-        reduction, _, state = spec.removesuffix(")").partition("(")
-        if reduction in REDUCTIONS and state in result.state_names:
-            return reduction, state, name
-    return "final", result.state_names[0], f"final_{result.state_names[0]}"
+        if spec.partition("(")[0] not in (*REDUCTIONS, *ORBITS):
+            continue  # a Python function's
+        vector = len(np.shape(result.observables[name])) == 2
+        if n_axes == 1 or not vector:
+            return name, spec
+    state = result.state_names[0]
+    return f"final_{state}", f"final({state})"
 
 
 def grid_axes(space: dl.Space) -> tuple[Axis, ...]:
@@ -217,13 +277,16 @@ def run_sweep(request: SweepRequest, emit: Callable = lambda view, chunk: None,
               stop: Callable[[], bool] = lambda: False) -> SweepView:
     """Run ``request`` with :func:`difflab.sweep`, calling ``emit(view, chunk)`` per chunk;
     a stopped sweep keeps the points it ran."""
-    live = SweepView(_empty(request), request.model_name, request.axes, request.reduction,
-                     request.state, request.observable)
+    live = SweepView(_empty(request), request.model_name, request.axes, request.observable,
+                     request.spec)
 
     def progress(chunk):
         sl = slice(chunk.start, chunk.stop)
-        result = live.result
-        result.observables[request.observable][sl] = chunk.observables[request.observable]
+        result, name = live.result, request.observable
+        got = chunk.observables[name]
+        if result.observables[name].shape[1:] != got.shape[1:]:  # a vector per point
+            result.observables[name] = np.full((len(result), *got.shape[1:]), np.nan)
+        result.observables[name][sl] = got
         result.result[sl], result.y[sl, 0] = chunk.result, chunk.final
         emit(live, chunk)
         return False if stop() else None
@@ -255,7 +318,7 @@ def load_sweeps(lab, session) -> None:
 def _readable(result: dl.SweepResult, stored) -> dl.SweepResult:
     """A sweep with its arrays read; the app's sweeps of files written before the sweeps
     kept their grid (``app_sweep``) get it back."""
-    app = stored.attrs.get("app_sweep")
+    app = stored.attrs.get("app_sweep")  # files written before sweeps kept their grid
     if isinstance(app, str) and result.space.kind != "grid":
         meta = json.loads(app)
         axes = [Axis(**a) for a in meta["axes"]]

@@ -111,10 +111,11 @@ def run(args) -> int:
 
 
 @contextlib.contextmanager
-def _writing(out: Path | None, name: str | None, overwrite: bool):
+def _writing(out: Path | None, name: str | None, overwrite: bool, kind: str = "runs"):
     """Hold the one-writer lock of ``out``, after checking it can be written, before computing.
 
-    An existing file is replaced only with ``--overwrite``, unless it is a session to add to.
+    An existing file is replaced only with ``--overwrite``, unless it is a session to add to
+    (that has no result of ``kind``, ``"runs"`` or ``"analyses"``, called ``name``).
     """
     if out is None:
         yield
@@ -122,14 +123,17 @@ def _writing(out: Path | None, name: str | None, overwrite: bool):
     try:
         with dl.io.writing(out):
             if out.exists() and not overwrite:
-                _check_addable(out, name)
+                _check_addable(out, name, kind)
             yield
     except dl.io.SessionFileError as error:
         raise UsageError(str(error)) from None
 
 
-def _check_addable(out: Path, name: str | None) -> None:
-    """``UsageError`` unless ``out`` is a session that has no run called ``name``."""
+_A = {"runs": "a run", "analyses": "an analysis"}
+
+
+def _check_addable(out: Path, name: str | None, kind: str = "runs") -> None:
+    """``UsageError`` unless ``out`` is a session that has no result of ``kind`` called ``name``."""
     if out.suffix == ".csv":
         raise UsageError(f"{out} exists; --overwrite replaces it")
     try:
@@ -138,9 +142,9 @@ def _check_addable(out: Path, name: str | None) -> None:
         if error.problem.startswith("is locked"):  # a healthy file: replacing it loses data
             raise UsageError(str(error)) from None
         raise UsageError(f"{error}; --overwrite replaces it") from None
-    if name is not None and name in session.runs.names():
-        raise UsageError(f"{out} already holds a run named {name!r}; choose another --name "
-                         "or pass --overwrite to replace it")
+    if name is not None and name in [s.name for s in session.stored(kind)]:
+        raise UsageError(f"{out} already holds {_A[kind]} named {name!r}; choose another "
+                         "--name or pass --overwrite to replace it")
 
 
 def _report(model, traj) -> None:
@@ -177,16 +181,5 @@ def _save(out: Path, traj, args) -> None:
     except ValueError as error:  # a --name the file cannot hold; nothing was written
         raise UsageError(f"--name: {error}") from None
     _err().print(f"saved {out} (/runs/{name})")
-
-
-def devices(args) -> int:
-    """``difflab devices``: the backend, devices and precision JAX will use."""
-    console = _out()
-    console.print(f"backend:   {jax.default_backend()}")
-    console.print(f"precision: {dl.precision()}")
-    console.print(f"devices:   {jax.device_count()}")
-    for device in jax.devices():
-        console.print(f"  {device.id}: {device.device_kind} ({device.platform})")
-    return 0
 
 

@@ -8,6 +8,7 @@ import threading
 EXIT_BAD_INPUT = 2
 EXIT_FAILED = 1
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, as shells report Ctrl-C
+EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE, as for any command whose reader stopped early
 
 
 class UsageError(Exception):

@@ -7,12 +7,14 @@ exits with status 1.
 import argparse
 import importlib
 import math
+import os
 import sys
 
 from .._version import __version__
 from .analysis_parsers import add_analysis_parsers
 from .errors import (
     EXIT_BAD_INPUT,
+    EXIT_BROKEN_PIPE,
     EXIT_INTERRUPTED,
     UsageError,
     leave,
@@ -133,8 +135,14 @@ def build_parser() -> argparse.ArgumentParser:
                      help="gzip + shuffle the results in an .h5 file (smaller, slower to write)")
     run.set_defaults(handler="difflab.cli.commands:run")
 
-    devices = commands.add_parser("devices", help="show the JAX backend, its devices and the precision")
-    devices.set_defaults(handler="difflab.cli.commands:devices")
+    devices = commands.add_parser(
+        "devices", help="show the JAX backend, its devices and their memory, the precision",
+        description="Show what JAX computes on: the platform, each device's kind and memory "
+                    "(the host's for a CPU), the processes and the default precision.",
+        epilog="example: difflab devices --json",
+    )
+    devices.add_argument("--json", action="store_true", help="print one JSON object")
+    devices.set_defaults(handler="difflab.cli.devices_command:devices")
 
     trust = commands.add_parser(
         "trust", help="list, add or revoke trusted Python model files",
@@ -150,7 +158,8 @@ def build_parser() -> argparse.ArgumentParser:
     opened = commands.add_parser(
         "open", help="show what a session file (.h5) holds",
         description="Summarise a DiffLab session file: models, runs, sweeps, fits, "
-                    "sensitivities and provenance. The file is only read, never executed.",
+                    "sensitivities, analyses and provenance. The file is only read, never "
+                    "executed.",
         epilog="example: difflab open run.h5 --json",
     )
     opened.add_argument("path", help="a DiffLab session file")
@@ -237,16 +246,16 @@ def _main(argv) -> int:
         args = parser.parse_args(argv)
         if args.command is None:  # `difflab` alone opens the app
             args = parser.parse_args(["gui"])
-        from .compilation_cache import enable_compilation_cache
-
-        enable_compilation_cache()
-        return _handler(args.handler)(args)
+        return _handler(args.handler)(args)  # DiffLab turns the compilation cache on with JAX
     except UsageError as error:
         print(f"difflab: error: {printable(error)}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except KeyboardInterrupt:
         print("difflab: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
+    except BrokenPipeError:  # `difflab ... | head`: the reader has all it wanted
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no error at exit
+        return EXIT_BROKEN_PIPE
     except (MemoryError, OSError) as error:  # a full disk or memory: one line; others raise
         return out_of_resources(error)
 

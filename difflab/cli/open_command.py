@@ -28,7 +28,11 @@ def _dims(entry: dict) -> str:
 
 def _result_line(kind: str, entry: dict) -> str:
     settings = {k: v for k, v in entry["settings"].items() if k != "y0"}
-    parts = [entry["name"], f"model={entry['model']}", _dims(entry), _numbers(settings)]
+    parts = [entry["name"], entry.get("analysis", ""), f"model={entry['model']}",
+             _dims(entry), _numbers(settings)]
+    if kind == "analyses":
+        parts.append(_numbers({k: entry[k] for k in ("param", "start", "stop", "transient",
+                                                    "status") if k in entry}))
     if kind == "sweeps":
         parts.append(f"chunks {entry['chunks_done']}/{entry['chunks']} done")
     if "result_message" in entry:
@@ -48,7 +52,7 @@ def _print(summary: dict) -> None:
         where = f" from {model['path']}" if model["path"] else ""
         out(f"  {key}  {model['origin']} {model['name']} {model['version']}{where}  "
             f"{_numbers(model['parameters'])}")
-    for kind in ("runs", "sweeps", "fits", "sensitivities"):
+    for kind in ("runs", "sweeps", "fits", "sensitivities", "analyses"):
         if summary[kind]:
             out(f"{kind} ({len(summary[kind])}):")
             for entry in summary[kind]:

@@ -1,10 +1,14 @@
-"""The bifurcation diagram view: branches of equilibria of the current model against a parameter.
+"""The bifurcation diagram view: branches of equilibria and of periodic orbits of the current
+model against a parameter.
 
 "Compute" runs :func:`difflab.app.bifurcation.run_continuation` on a worker thread; the
-plot draws the chosen state against the parameter, stable parts solid and unstable parts
-dashed, with the special points labelled (fold ``LP``, Hopf ``H``, branch point ``BP``).
-A click on the diagram sets the parameter to the value of the nearest branch point (one
-undoable step), and the live run follows.
+plot draws the chosen state against the parameter (a periodic orbit by its greatest and
+least value of it), stable parts solid and unstable parts dashed, with the special points
+labelled (fold ``LP``, Hopf ``H``, branch point ``BP``, fold of cycles ``LPC``, period
+doubling ``PD``, Neimark-Sacker ``NS``). A click on the diagram sets the parameter to the
+value of the nearest point of a branch or of an orbit's curve (one undoable step), and the
+live run follows. The diagram's branches are kept by the lab
+(saved with the session), and a diagram read from a session file is drawn again.
 """
 
 import numpy as np
@@ -21,11 +25,13 @@ from PySide6.QtWidgets import (
 
 from ..app.bifurcation import BifurcationRequest, run_continuation
 from ..app.lab import Lab, finite_bounds
+from ..app.session_io import DIAGRAM, kept_diagram
 from .phase_plane_view import LatestTask, float_box
 from .plots import configure_plot
 from .widgets import controls_beside_plots, hint_label
 
 BRANCH_COLOR = "#1f77b4"
+CYCLE_COLOR = "#ff7f0e"
 SPECIAL_COLOR = "#d62728"
 
 
@@ -50,6 +56,8 @@ class BifurcationView(QWidget):
         self.from_run = QCheckBox("start from the end of the current run")
         self.others = QCheckBox("add the branches found at the end")
         self.others.setChecked(True)
+        self.cycles = QCheckBox("add the periodic orbits from the Hopf points")
+        self.cycles.setChecked(True)
         self.compute_button = QPushButton("Compute the diagram")
         self.compute_button.setObjectName("compute_bifurcation")
         self.status = hint_label("continues the equilibrium nearest the initial state; click "
@@ -65,6 +73,7 @@ class BifurcationView(QWidget):
         self.plot.scene().sigMouseClicked.connect(self._clicked)
         lab.events.model.connect(self._model_changed)
         lab.events.params.connect(lambda event: self._mark_value())
+        lab.events.results.connect(self._results_changed)
         self._model_changed(None)
 
     def _build(self) -> None:
@@ -77,6 +86,7 @@ class BifurcationView(QWidget):
         column.addLayout(form)
         column.addWidget(self.from_run)
         column.addWidget(self.others)
+        column.addWidget(self.cycles)
         column.addWidget(self.compute_button)
         column.addWidget(self.status)
         column.addStretch(1)
@@ -87,6 +97,7 @@ class BifurcationView(QWidget):
         item.plot(pen=pg.mkPen(BRANCH_COLOR, width=2.5), name="stable")
         item.plot(pen=pg.mkPen(BRANCH_COLOR, width=2, style=Qt.PenStyle.DashLine),
                   name="unstable")
+        item.plot(pen=pg.mkPen(CYCLE_COLOR, width=2.5), name="periodic orbits: max and min")
         self.special = pg.ScatterPlotItem(size=9, brush=pg.mkBrush(SPECIAL_COLOR),
                                           pen=pg.mkPen("#111"))
         item.addItem(self.special)
@@ -107,6 +118,28 @@ class BifurcationView(QWidget):
         self._param_chosen(self.param.currentText())
         self.compute_button.setEnabled(bool(self.lab.specs))
         self.diagram = None
+        self._show_kept()
+        self.draw()
+
+    def _results_changed(self, event) -> None:
+        if event.kind in (None, "analysis"):
+            self._show_kept()
+
+    def _show_kept(self) -> None:
+        """Show the diagram the lab keeps (computed here, or read from a session file)."""
+        kept = kept_diagram(self.lab)
+        branches = kept.results if kept is not None else ()
+        shown = self.diagram.results if self.diagram is not None else ()
+        if len(branches) == len(shown) and all(a is b for a, b in zip(branches, shown)):
+            return
+        self.diagram = kept
+        if kept is not None:
+            for widget, value in ((self.param, kept.request.param),
+                                  (self.start, kept.request.start),
+                                  (self.stop, kept.request.stop)):
+                blocked = widget.blockSignals(True)
+                widget.setCurrentText(value) if widget is self.param else widget.setValue(value)
+                widget.blockSignals(blocked)
         self.draw()
 
     def _param_chosen(self, name: str) -> None:
@@ -131,7 +164,7 @@ class BifurcationView(QWidget):
         return BifurcationRequest(self.lab.model, self.lab.model_name,
                                   self.param.currentText(), self.start.value(),
                                   self.stop.value(), state, self.others.isChecked(),
-                                  float(self.lab.settings.t0))
+                                  float(self.lab.settings.t0), cycles=self.cycles.isChecked())
 
     def compute(self) -> None:
         """Compute the diagram on a worker thread."""
@@ -150,13 +183,15 @@ class BifurcationView(QWidget):
 
     def _done(self, diagram) -> None:
         self.diagram = diagram
+        self.lab.set_analyses(DIAGRAM, diagram.results)
         self.draw()
         request = diagram.request
         found = dict.fromkeys(f"{label} at {request.param} = {value:.6g}"
                               for label, value, _ in diagram.labels(diagram.state_names[0]))
         labels = ", ".join(found)
+        cycles = f", {len(diagram.cycles)} of periodic orbits" if diagram.cycles else ""
         text = (f"{len(diagram.branches)} branch(es) of {request.model_name} in "
-                f"{request.param}; {labels or 'no special points'}")
+                f"{request.param}{cycles}; {labels or 'no special points'}")
         self.status.setText(text)
         self.lab.log(text)
         self.finished.emit(diagram)
@@ -183,6 +218,7 @@ class BifurcationView(QWidget):
             curve.stable = piece.stable
             item.addItem(curve)
             self.curves.append(curve)
+        self._draw_cycles(diagram, k)
         labels = diagram.labels(state)
         self.special.setData([v for _, v, _ in labels], [y for _, _, y in labels])
         for label, value, y in labels:
@@ -191,6 +227,19 @@ class BifurcationView(QWidget):
             item.addItem(text)
             self.texts.append(text)
         self._mark_value()
+
+    def _draw_cycles(self, diagram, k: int) -> None:
+        """Each piece of a branch of periodic orbits: its greatest and least value of
+        state ``k``."""
+        item = self.plot.getPlotItem()
+        for piece in diagram.cycle_pieces():
+            pen = pg.mkPen(CYCLE_COLOR, width=2.5 if piece.stable else 2,
+                           style=Qt.PenStyle.SolidLine if piece.stable else Qt.PenStyle.DashLine)
+            for extreme in (piece.maxima, piece.minima):
+                curve = pg.PlotDataItem(piece.values, extreme[:, k], pen=pen)
+                curve.stable, curve.cycle = piece.stable, True
+                item.addItem(curve)
+                self.curves.append(curve)
 
     def select_value(self, value: float) -> None:
         """Set the lab's parameter to ``value`` (one undoable step)."""

@@ -160,7 +160,8 @@ class FileActions:
         return True
 
     def export_csv(self, path: str | None = None) -> bool:
-        """Export the data of the view in front as CSV (runs: t and states)."""
+        """Export the data of the view in front as CSV (runs: t and states), opened by
+        ``#`` lines naming the model, its parameters and the current run's settings."""
         columns = self.window.front_data()
         if not columns:
             self.lab.log("there is no data to export; simulate first", "warning")
@@ -168,7 +169,10 @@ class FileActions:
         path = path or self.ask_save_path("Export data as CSV", "CSV (*.csv)", ".csv")
         if not path:
             return False
-        write_columns(path, columns)
+        run = self.lab.current
+        header = dl.io.csv_header(model=self.lab.model,
+                                  settings=run.settings if run is not None else None)
+        write_columns(path, columns, header)
         self.lab.log(f"exported the data to {path}")
         return True
 
@@ -199,12 +203,14 @@ def export_svg(plot, path: str) -> None:
         painter.end()
 
 
-def write_columns(path, columns: dict[str, np.ndarray]) -> None:
-    """Named columns of possibly different lengths as CSV (short columns padded empty)."""
+def write_columns(path, columns: dict[str, np.ndarray], header: list[str] = ()) -> None:
+    """Named columns of possibly different lengths as CSV (short columns padded empty),
+    after the ``#`` lines of ``header``."""
     names = list(columns)
     arrays = [np.asarray(columns[n]).reshape(-1) for n in names]
     rows = max(len(a) for a in arrays)
     with open(path, "w", newline="") as f:
+        f.writelines(line + "\n" for line in header)
         writer = csv.writer(f)
         writer.writerow(names)
         for i in range(rows):

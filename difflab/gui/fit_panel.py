@@ -2,8 +2,10 @@
 
 The fit runs on a worker thread; after each chunk of optimizer steps the loss curve
 grows and the model at the best values so far is drawn over the data. At the end the
-estimates are shown with their standard errors, and chi-square with its degrees of
-freedom; "Apply" sets them (undoable). The kept fits (those of a session file too) are
+estimates are shown with their standard errors, chi-square, reduced chi-square, the
+correlation matrix and the residuals; "Apply" sets them (undoable). When the data give no
+noise level the user may type one; without it the errors are scaled by the reduced
+chi-square, as the panel says. The kept fits (those of a session file too) are
 listed above the table; the chosen one is shown.
 """
 
@@ -20,6 +22,7 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QHeaderView,
     QLabel,
+    QLineEdit,
     QListWidget,
     QListWidgetItem,
     QPushButton,
@@ -32,9 +35,10 @@ from PySide6.QtWidgets import (
 
 import difflab as dl
 
-from ..app.fits import METHODS, FitRequest, FitView, model_curve, read_data, run_fit
+from ..app.fits import METHODS, FitRequest, FitView, read_data, run_fit
 from ..app.lab import Lab
-from .plots import configure_plot, state_color
+from .fit_statistics import FitStatisticsView, ResidualPlot
+from .plots import configure_plot, outside_legend, state_color
 from .widgets import ResultPicker, Throttle, controls_beside_plots, hint_label
 from .workers import TaskWorker
 
@@ -77,6 +81,10 @@ class FitPanel(QWidget):
         self.max_steps = QSpinBox()
         self.max_steps.setRange(0, 100_000)
         self.max_steps.setSpecialValueText("default")
+        self.sigma = QLineEdit()
+        self.sigma.setObjectName("fit_sigma")
+        self.sigma.setPlaceholderText("unknown: errors scaled by reduced χ²")
+        self.sigma.setToolTip("The noise standard deviation of the data, when they give none")
         self.fit_button, self.stop_button = QPushButton("Fit"), QPushButton("Stop")
         self.fit_button.setObjectName("run_fit")
         self.stop_button.setEnabled(False)
@@ -92,6 +100,8 @@ class FitPanel(QWidget):
         self.picker = ResultPicker(lab, "fit")
         self.loss_plot = pg.PlotWidget(axisItems={"left": Log10Axis("left")})
         self.overlay = pg.PlotWidget()
+        self.residuals = ResidualPlot()
+        self.statistics = FitStatisticsView()
         self._build()
         self.redraw = Throttle(self.draw, 50, self)
         self.load_button.clicked.connect(lambda: self.load_data())
@@ -106,6 +116,7 @@ class FitPanel(QWidget):
         form = QFormLayout()
         form.addRow("method", self.method)
         form.addRow("max steps", self.max_steps)
+        form.addRow("noise σ", self.sigma)
         buttons = QHBoxLayout()
         buttons.addWidget(self.fit_button, 1)
         buttons.addWidget(self.stop_button)
@@ -119,18 +130,26 @@ class FitPanel(QWidget):
         column.addWidget(self.status)
         column.addWidget(self.picker)
         column.addWidget(self.table, 1)
+        column.addWidget(self.statistics)
         column.addWidget(self.apply_button)
         configure_plot(self.loss_plot, "optimizer step", "loss ½ χ² (log scale)")
         configure_plot(self.overlay, "t", "observed / model")
-        self.overlay.getPlotItem().addLegend(offset=(-10, 10), labelTextColor="#222")
+        outside_legend(self.overlay.getPlotItem())
         self.loss_curve = self.loss_plot.plot(pen=pg.mkPen("#d62728", width=2))
         self.data_items: dict[str, pg.PlotDataItem] = {}
         self.model_items: dict[str, pg.PlotDataItem] = {}
-        controls_beside_plots(self, column, 360, self.loss_plot, self.overlay, sizes=(300, 500))
+        controls_beside_plots(self, column, 380, self.loss_plot, self.overlay, self.residuals,
+                              sizes=(220, 420, 220))
 
     def _model_changed(self, event) -> None:
         if event is not None and getattr(event, "catalog", False):
             return
+        if self.worker is None and (self.record is None
+                                    or self.record.model_name != self.lab.model_name):
+            self.record = None  # the previous model's fit is not this model's
+            self.apply_button.setEnabled(False)
+            self.status.setText("")
+            self.draw()
         self.params.clear()
         for name, spec in self.lab.specs.items():
             item = QListWidgetItem(name)
@@ -171,6 +190,9 @@ class FitPanel(QWidget):
         self.data, self.data_path = data, path
         name = Path(path).name if path else "data"
         sigma = "noise given" if data.sigma is not None else "noise unknown"
+        self.sigma.setEnabled(data.sigma is None)
+        if data.sigma is not None:
+            self.sigma.clear()
         self.data_label.setText(f"{name}: {len(data.t)} times of {', '.join(data.states)} "
                                 f"({sigma})")
         self.fit_button.setEnabled(bool(self.lab.specs))
@@ -186,7 +208,7 @@ class FitPanel(QWidget):
         try:
             request = FitRequest(self.lab.model, self.lab.model_name, self.data, self.chosen(),
                                  self.lab.settings, self.method.currentText(),
-                                 self.max_steps.value() or None)
+                                 self.max_steps.value() or None, self.typed_sigma())
         except ValueError as error:
             self.lab.log(f"fit: {error}", "error")
             return
@@ -208,6 +230,16 @@ class FitPanel(QWidget):
             worker.start()
         self.lab.log(f"fitting {', '.join(request.params)} of {request.model_name} to "
                      f"{len(request.data.t)} observations ({request.method})")
+
+    def typed_sigma(self) -> float | None:
+        """The noise level typed in (``None``: none); ValueError if it is not a number."""
+        text = self.sigma.text().strip()
+        if not text or not self.sigma.isEnabled():
+            return None
+        try:
+            return float(text)
+        except ValueError:
+            raise ValueError(f"the noise sigma must be a number, not {text!r}") from None
 
     def stop(self) -> None:
         if self.worker is not None:
@@ -263,21 +295,19 @@ class FitPanel(QWidget):
                                 f"{', '.join(self.data.states)} (kept with the fit)")
         self.draw()
         if record.curve is None and record.best and isinstance(record.model, dl.Model):
-            worker = TaskWorker(lambda emit, stop: model_curve(record, record.best),
-                                "fit_curve", self)
-            worker.done.connect(lambda ok, curve: self._curve_ready(worker, record, curve))
+            worker = TaskWorker(lambda emit, stop: record.complete(), "fit_curve", self)
+            worker.done.connect(lambda ok, _: self._curve_ready(worker, record))
             if self.window is not None:
                 self.window.start_worker("fit_curve", worker, progress=False)
             else:
                 worker.start()
 
-    def _curve_ready(self, worker, record, curve) -> None:
+    def _curve_ready(self, worker, record) -> None:
         if self.window is not None:
             self.window.worker_done("fit_curve", worker)
         else:
             worker.wait()
-        if curve is not None and record is self.record:
-            record.curve = curve
+        if record is self.record:
             self.draw()
 
     # -- drawing -----------------------------------------------------------------------------
@@ -290,6 +320,9 @@ class FitPanel(QWidget):
         self.loss_curve.setData(np.arange(1, len(losses) + 1), logs, connect="finite")
         self._draw_overlay()
         self._fill_table()
+        stats = record.stats if record is not None and self.worker is None else None
+        self.statistics.show_statistics(stats)
+        self.residuals.show_statistics(stats, self.lab.state_names)
         if record is not None and self.worker is not None and len(losses):
             self.status.setText(f"step {len(losses)}: loss {losses[-1]:.6g}")
         elif record is not None and record.fit is not None:
@@ -325,8 +358,10 @@ class FitPanel(QWidget):
     def _fill_table(self) -> None:
         rows = self.record.estimates() if self.record is not None else []
         self.table.setRowCount(len(rows))
+        header = self.table.horizontalHeader().height()
+        self.table.setMinimumHeight(min(header + 26 * max(len(rows), 1) + 4, 240))
         for i, (name, value, err, start) in enumerate(rows):
-            cells = [name, f"{value:.5g}", "…" if err is None else f"{err:.2g}", f"{start:.4g}"]
+            cells = [name, f"{value:.6g}", "…" if err is None else f"{err:.3g}", f"{start:.4g}"]
             for j, text in enumerate(cells):
                 item = QTableWidgetItem(text)
                 if j:

@@ -22,14 +22,27 @@ from PySide6.QtWidgets import (
 
 import difflab as dl
 
+from ..app.accuracy import points_for_width
 from ..app.lab import Lab
-from ..app.runs import RunSettings, default_chunk_size, format_params, stream_run
+from ..app.layout import same_scale
+from ..app.runs import (
+    RunSettings,
+    default_chunk_size,
+    format_params,
+    precompile,
+    status_text,
+    stream_run,
+)
 from . import _gc
+from .field_view import FieldView
 from .files import FileActions
+from .highlight import EquationHighlighter
+from .initial_state import InitialStatePanel
 from .menus import build_actions, build_menus
 from .panels import DevicePanel, LogPanel, ModelBrowser, RunSettingsPanel, RunsPanel
 from .parameters import ParameterPanel
 from .plots import PhasePlot, TimeSeriesPlot
+from .theme import apply_theme, current_theme
 from .user_models import EquationEditor, UserModels
 from .widgets import Throttle
 from .workers import LiveSolver, TaskWorker, iterate
@@ -37,6 +50,7 @@ from .workers import LiveSolver, TaskWorker, iterate
 STATE_VERSION = 1
 START_DELAY_MS = 30
 SWITCH_INTERVAL_S = 0.001
+EDITOR_LINES = 10  # the equations editor shows at least this many lines
 
 
 class MainWindow(QMainWindow):
@@ -54,8 +68,13 @@ class MainWindow(QMainWindow):
         sys.setswitchinterval(min(sys.getswitchinterval(), SWITCH_INTERVAL_S))
         _gc.hold(self)  # Qt objects are freed on the GUI thread only (see _gc)
         self.settings = settings or QSettings("DiffLab", "DiffLab")
-        self.lab = lab or Lab(**self._restored_lab_args())
+        if lab is None:  # the app starting: its first solve compiles while the window is built
+            lab = Lab(**self._restored_lab_args())
+            precompile(lab.solve_request())
+        self.lab = lab
         self.files = FileActions(self, self.lab, self.settings)
+        theme = str(self.settings.value("theme", "light"))
+        apply_theme(theme if theme in ("light", "dark") else "light")
         self.live = True
         self.workers: dict[str, TaskWorker] = {}
         self.setObjectName("DiffLabMainWindow")
@@ -67,6 +86,7 @@ class MainWindow(QMainWindow):
         self.live_solver.failed.connect(self._solve_failed)
         self.live_solver.busy.connect(self._busy)
         self._streamed = 0.0
+        self._status_error = None  # why the last live solve raised, until the next one
         self._stream_status = Throttle(self._show_stream_status, 100, self)
         self._build_views()
         self._build_docks()
@@ -103,9 +123,11 @@ class MainWindow(QMainWindow):
         self.tabs.setDocumentMode(True)
         self.time_plot = TimeSeriesPlot(self.lab)
         self.phase_plot = PhasePlot(self.lab)
-        self.views = {"time": self.time_plot, "phase": self.phase_plot}
+        self.field_view = FieldView(self.lab)
+        self.views = {"time": self.time_plot, "phase": self.phase_plot, "field": self.field_view}
         self.tabs.addTab(self.time_plot, "Time series")
         self.tabs.addTab(self.phase_plot, "Phase portrait")
+        self._show_field_tab()
         self._add_analysis_views()
         self.tabs.currentChanged.connect(self._view_changed)
         self.setCentralWidget(self.tabs)
@@ -141,20 +163,25 @@ class MainWindow(QMainWindow):
         self.add_dock("Run settings", self.settings_panel, right, "settings")
         self.add_dock("Runs", self.runs_panel, right, "runs")
         self.add_dock("Device", self.device_panel, right, "device")
+        self.initial_panel = InitialStatePanel(self.lab)
+        self.add_dock("Initial state", self.initial_panel, right, "initial")
         self.add_dock("Log", self.log_panel, Qt.DockWidgetArea.BottomDockWidgetArea, "log")
         self.user_models = UserModels(self, self.lab)
         self.equation_editor = EquationEditor(self.lab)
+        self.equation_editor.text.setMinimumHeight(EDITOR_LINES * self.fontMetrics().lineSpacing())
+        self.highlighter = EquationHighlighter(self.equation_editor.text.document())
         self.add_dock("Equations", self.equation_editor, Qt.DockWidgetArea.BottomDockWidgetArea,
                       "equations")
         self.tabifyDockWidget(self.docks["log"], self.docks["equations"])
         self.tabifyDockWidget(self.docks["runs"], self.docks["device"])
+        self.tabifyDockWidget(self.docks["runs"], self.docks["initial"])
         self.docks["runs"].raise_()
         self.docks["log"].raise_()
-        self.resizeDocks([self.docks["models"], self.docks["parameters"]], [170, 330],
+        self.resizeDocks([self.docks["models"], self.docks["parameters"]], [260, 300],
                          Qt.Orientation.Vertical)
         self.resizeDocks([self.docks["models"], self.docks["settings"]], [300, 250],
                          Qt.Orientation.Horizontal)
-        self.resizeDocks([self.docks["log"]], [110], Qt.Orientation.Vertical)
+        self.resizeDocks([self.docks["log"]], [EDITOR_LINES * 18 + 40], Qt.Orientation.Vertical)
         self._default_state = self.saveState(STATE_VERSION)
 
     def _build_actions(self) -> None:
@@ -187,6 +214,7 @@ class MainWindow(QMainWindow):
 
     def request_solve(self) -> None:
         """Re-solve the current state on the live solver thread (the newest request wins)."""
+        self.lab.plot_points = points_for_width(self.tabs.width())
         self.live_solver.submit(self.lab.solve_request())
 
     def _state_changed(self) -> None:
@@ -198,6 +226,15 @@ class MainWindow(QMainWindow):
     def _model_changed(self, event) -> None:
         if not getattr(event, "catalog", False):
             self.settings.setValue("model", self.lab.model_name)
+            self._show_field_tab()
+
+    def _show_field_tab(self) -> None:
+        """The Field tab, beside the phase portrait, for a model whose states are a field."""
+        index = self.tabs.indexOf(self.field_view)
+        if self.field_view.field is not None and index < 0:
+            self.tabs.insertTab(2, self.field_view, "Field")
+        elif self.field_view.field is None and index >= 0:
+            self.tabs.removeTab(index)
 
     def _solved(self, request, run) -> None:
         if self.lab.accept(run, request):
@@ -207,17 +244,21 @@ class MainWindow(QMainWindow):
     def _solve_failed(self, request, message: str) -> None:
         params = {k: float(v) for k, v in request.model.parameters().items() if v.ndim == 0}
         self.lab.log(f"{request.model_name} ({format_params(params)}): {message}", "error")
+        self._status_error = f"{request.model_name}: {message}"
 
     def _busy(self, busy: bool) -> None:
         if busy:
+            self._status_error = None
             self.status.setText(f"solving {self.lab.model_name}…")
+        elif "stream" not in self.workers:  # never leave "solving" up (a newer run, an error)
+            self._show_run_status(self.lab.current)
 
     def _show_run_status(self, run) -> None:
-        wall = f" in {run.wall_time * 1e3:.1f} ms" if run.wall_time else ""
-        steps = f"{run.steps} steps" if run.steps else f"{len(run.ts)} points"
-        state = "" if run.ok else f" — failed: {run.message}"
-        self.status.setText(f"{self.lab.name_of(run.model)}: {steps}{wall}, "
-                            f"{run.settings.solver}{state}")
+        if self._status_error:
+            self.status.setText(self._status_error)
+            return
+        name = self.lab.name_of(run.model) if run is not None else ""
+        self.status.setText(status_text(run, name, self.lab.settings))
 
     def run_stream(self) -> None:
         """Simulate with the current settings chunk by chunk, drawing as chunks arrive."""
@@ -366,6 +407,28 @@ class MainWindow(QMainWindow):
                                                                    dock.geometry()):
                 bar.hide()
 
+    def set_theme(self, dark: bool) -> None:
+        """Use the dark or the light theme (remembered for the next start)."""
+        apply_theme("dark" if dark else "light")
+        self.settings.setValue("theme", current_theme())
+        for view in self.views.values():
+            redraw = getattr(view, "redraw", None)
+            if callable(redraw):
+                redraw()
+
+    def show_guide(self) -> None:
+        """Help > User guide: the documentation and the models, searchable."""
+        from .help_view import HelpDialog
+
+        if getattr(self, "guide", None) is None:
+            self.guide = HelpDialog(self.lab, self)
+        self.guide.show()
+        self.guide.raise_()
+
+    def screen_scale(self) -> float:
+        """Device pixels per 96-dpi pixel: 1.5 on a screen scaled by 150%."""
+        return float(self.devicePixelRatioF() * self.logicalDpiX() / 96.0)
+
     def about(self) -> None:
         QMessageBox.about(self, "About DiffLab",
                           f"<b>DiffLab {dl.__version__}</b><br>A lab for differentiable physics: "
@@ -393,12 +456,14 @@ class MainWindow(QMainWindow):
 
     def _restore_window(self) -> None:
         geometry = self.settings.value("geometry")
+        if not same_scale(self.settings.value("window_scale"), self.screen_scale()):
+            geometry = None  # laid out at another screen scale: start from the default
         if isinstance(geometry, QByteArray):
             self.restoreGeometry(geometry)
         else:
             self.resize(1360, 860)
         state = self.settings.value("window_state")
-        if isinstance(state, QByteArray):
+        if isinstance(state, QByteArray) and geometry is not None:
             self.restoreState(state, STATE_VERSION)
         self.live = str(self.settings.value("live", "true")).lower() != "false"
         self.actions["live"].setChecked(self.live)
@@ -406,6 +471,7 @@ class MainWindow(QMainWindow):
     def save_window_settings(self) -> None:
         self.settings.setValue("geometry", self.saveGeometry())
         self.settings.setValue("window_state", self.saveState(STATE_VERSION))
+        self.settings.setValue("window_scale", self.screen_scale())
         self.settings.setValue("run_settings", json.dumps(self.lab.settings.as_dict()))
         self.settings.setValue("model", self.lab.model_name)
         self.settings.setValue("live", "true" if self.live else "false")

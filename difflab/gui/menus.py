@@ -38,7 +38,13 @@ def build_actions(window) -> dict[str, QAction]:
                         "Re-solve and redraw on every parameter change"),
         "restore": _action(window, "Restore default &layout", window.restore_default_layout),
         "about": _action(window, "&About DiffLab", window.about),
+        "guide": _action(window, "DiffLab &user guide and models", window.show_guide, "F1",
+                         "The documentation and a searchable list of the models"),
+        "dark": _action(window, "&Dark theme", window.set_theme, None,
+                        "Dark window and plots (remembered)"),
     }
+    a["dark"].setCheckable(True)
+    a["dark"].setChecked(window.settings.value("theme", "light") == "dark")
     a["undo"].setIconText("Undo")  # the tool bar keeps short labels; the menu says what
     a["redo"].setIconText("Redo")
     a["live"].setCheckable(True)
@@ -71,7 +77,8 @@ def build_menus(window, a: dict[str, QAction]) -> QMenu:
         view.addAction(dock.toggleViewAction())
     view.addSeparator()
     view.addAction(a["restore"])
-    bar.addMenu("&Help").addAction(a["about"])
+    view.addAction(a["dark"])
+    bar.addMenu("&Help").addActions([a["guide"], a["about"]])
     toolbar = window.addToolBar("Main")
     toolbar.setObjectName("main_toolbar")
     toolbar.setMovable(False)

@@ -26,8 +26,9 @@ from PySide6.QtWidgets import (
 
 import difflab as dl
 
+from ..app import accuracy
 from ..app.lab import Lab
-from ..app.runs import format_params, params_of
+from ..app.runs import complete, format_params, params_of
 from .plots import run_color, run_pen
 from .widgets import FloatSpinBox, hint_label
 
@@ -108,10 +109,17 @@ class RunSettingsPanel(QWidget):
         form.addRow("solver", self.solver)
         form.addRow("saved points", _pair(self.n_save, self.n_auto))
         form.addRow("seed", self.seed)
+        self.chosen = hint_label("")
+        self.chosen.setObjectName("auto_chosen")
+        self.chosen.setWordWrap(True)
+        form.addRow("auto chose", self.chosen)
         self.t1.setToolTip("end time of the run (t0 = 0)")
-        self.dt.setToolTip("step of fixed-step solvers; initial step of adaptive ones "
-                           "(auto: t1 / 1000 for fixed steps)")
-        self.n_save.setToolTip("saved points, evenly spaced (auto: every step, at most 1001)")
+        self.dt.setToolTip("step of fixed-step solvers; initial step of adaptive ones (auto: "
+                           "t1 / 1000, made smaller until the local error of a step, summed "
+                           f"over the run, is under {accuracy.TOLERANCE:g} of each state's range)")
+        self.n_save.setToolTip("saved points, evenly spaced (auto: two per pixel of the plot, "
+                               f"{accuracy.MIN_POINTS} to {accuracy.MAX_POINTS:,}, at most one per step)")
+        self.solver.setToolTip("the solvers that can advance this model")
         self.seed.setToolTip("random seed of stochastic (SDE) models")
         self.t1.valueChanged.connect(lambda v: self._set(t1=v))
         self.dt.valueChanged.connect(lambda v: self._set(dt=v))
@@ -122,7 +130,13 @@ class RunSettingsPanel(QWidget):
         self.seed.valueChanged.connect(lambda v: self._set(seed=v))
         lab.events.settings.connect(lambda e: self.show_settings())
         lab.events.model.connect(lambda e: self.show_settings())
+        lab.events.current.connect(lambda e: self.show_chosen(e.run))
         self.show_settings()
+
+    def show_chosen(self, run) -> None:
+        """Say what the settings on auto came to for ``run``."""
+        if run is not None and complete(run):
+            self.chosen.setText(accuracy.chosen(run, self.lab.settings) or "nothing (all set by hand)")
 
     def _set(self, **changes) -> None:
         try:
@@ -151,7 +165,7 @@ class RunSettingsPanel(QWidget):
     def _fill_solvers(self) -> None:
         self.solver.clear()
         self.solver.addItem(f"default ({dl.solvers.default_solver(self.lab.model)})", None)
-        for name in dl.solvers.available_solvers():
+        for name in dl.solvers.solvers_for(self.lab.model_class(self.lab.model_name)):
             self.solver.addItem(name, name)
         index = self.solver.findData(self.lab.settings.solver)
         self.solver.setCurrentIndex(max(index, 0))

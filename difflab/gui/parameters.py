@@ -1,6 +1,7 @@
 """The parameter panel: a slider and a spin box per parameter, with bounds, unit and description."""
 
 import itertools
+import math
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
@@ -11,6 +12,7 @@ from PySide6.QtWidgets import (
     QPushButton,
     QScrollArea,
     QSlider,
+    QToolButton,
     QVBoxLayout,
     QWidget,
 )
@@ -19,12 +21,15 @@ from ..app.lab import Lab, finite_bounds
 from .widgets import FloatSpinBox, SliderScale, fmt, hint_label
 
 _drags = itertools.count(1)
+OPEN = 1e300  # what a parameter's spin box takes: any number, checked against the range
 
 
 class ParameterRow(QWidget):
-    """One parameter: name and unit, description, slider between its bounds, spin box.
+    """One parameter: name and unit, description, slider over its range, spin box.
 
-    The slider is logarithmic where the bounds span two decades or more. Emits
+    The slider is logarithmic where the range spans two decades or more. A value typed
+    outside the range, or text that is not a number, is refused with the reason under the
+    row; the range button shows min and max boxes that widen (or narrow) the range. Emits
     ``edited(name, value, merge_key)``; a drag of the slider shares one merge key, so it
     undoes as one step.
     """
@@ -34,34 +39,53 @@ class ParameterRow(QWidget):
     def __init__(self, spec, value: float, parent=None):
         super().__init__(parent)
         self.spec = spec
-        lo, hi = finite_bounds(spec)
-        self.scale = SliderScale(lo, hi, spec.log_scale)
         self._drag_key = None
+        self._value = float(value)
         self.slider = QSlider(Qt.Orientation.Horizontal)
-        self.slider.setRange(0, self.scale.resolution)
         self.slider.setObjectName(f"slider_{spec.name}")
         self.spin = FloatSpinBox(log_steps=spec.log_scale)
         self.spin.setObjectName(f"spin_{spec.name}")
-        self.spin.setRange(lo, hi)
-        self.spin.setSingleStep((hi - lo) / 100 if hi > lo else 0.1)
+        self.spin.setRange(-OPEN, OPEN)  # out-of-range values are refused in words, not clamped
         self.spin.setMinimumWidth(86)
-        self._build(lo, hi)
+        self.message = QLabel()
+        self.message.setObjectName(f"message_{spec.name}")
+        self.message.setWordWrap(True)
+        self.message.setStyleSheet("color: #b00020; font-size: 8.5pt;")
+        self.message.hide()
+        self._build_range_editor()
+        self._build()
+        self.set_range(*finite_bounds(spec))
         self.set_value(value)
         self.slider.valueChanged.connect(self._slider_moved)
         self.slider.sliderPressed.connect(self._drag_started)
         self.slider.sliderReleased.connect(self._drag_ended)
         self.spin.valueChanged.connect(self._spin_changed)
+        self.spin.refused.connect(self.refuse)
 
-    def _build(self, lo: float, hi: float) -> None:
+    def _build_range_editor(self) -> None:
+        self.range_button = QToolButton()
+        self.range_button.setText("↔")
+        self.range_button.setObjectName(f"range_{self.spec.name}")
+        self.range_button.setCheckable(True)
+        self.range_button.setToolTip("Set the slider's range (min and max)")
+        self.range_min, self.range_max = FloatSpinBox(), FloatSpinBox()
+        self.range_box = QWidget()
+        row = QHBoxLayout(self.range_box)
+        row.setContentsMargins(0, 0, 0, 0)
+        for label, box in (("min", self.range_min), ("max", self.range_max)):
+            box.setRange(-OPEN, OPEN)
+            box.editingFinished.connect(self._range_edited)
+            box.refused.connect(self.refuse)
+            row.addWidget(QLabel(label))
+            row.addWidget(box, 1)
+        self.range_box.hide()
+        self.range_button.toggled.connect(self.range_box.setVisible)
+
+    def _build(self) -> None:
         spec = self.spec
         title = QLabel(f"<b>{spec.name}</b>" + (f" <span style='color:#6b6b6b'>[{spec.unit}]</span>"
                                                   if spec.unit else ""))
-        scale = "log scale" if spec.log_scale else ""
-        tip = f"{spec.name}: {spec.doc or 'no description'}\nbounds [{lo:g}, {hi:g}]"
-        tip += f" {spec.unit}" if spec.unit else ""
-        tip += f", {scale}" if scale else ""
-        for widget in (title, self.slider, self.spin):
-            widget.setToolTip(tip)
+        self._tip_widgets = [title, self.slider]
         grid = QGridLayout(self)
         grid.setContentsMargins(0, 2, 0, 2)
         grid.setVerticalSpacing(1)
@@ -70,41 +94,109 @@ class ParameterRow(QWidget):
         head.addStretch(1)
         if spec.doc:
             doc = hint_label(spec.doc)
-            doc.setToolTip(tip)
+            self._tip_widgets.append(doc)
             head.addWidget(doc)
-        grid.addLayout(head, 0, 0, 1, 4)
-        grid.addWidget(hint_label(fmt(lo)), 1, 0)
+        self.lo_label, self.hi_label = hint_label(""), hint_label("")
+        grid.addLayout(head, 0, 0, 1, 5)
+        grid.addWidget(self.lo_label, 1, 0)
         grid.addWidget(self.slider, 1, 1)
-        grid.addWidget(hint_label(fmt(hi) + (" (log)" if spec.log_scale else "")), 1, 2)
+        grid.addWidget(self.hi_label, 1, 2)
         grid.addWidget(self.spin, 1, 3)
+        grid.addWidget(self.range_button, 1, 4)
+        grid.addWidget(self.range_box, 2, 0, 1, 5)
+        grid.addWidget(self.message, 3, 0, 1, 5)
         grid.setColumnStretch(1, 1)
 
     @property
     def name(self) -> str:
         return self.spec.name
 
+    @property
+    def bounds(self) -> tuple[float, float]:
+        """The slider's range."""
+        return self.scale.lo, self.scale.hi
+
     def value(self) -> float:
         return self.spin.value()
 
+    def set_range(self, lo: float, hi: float) -> None:
+        """Let the slider (and typed values) span ``[lo, hi]``; ``ValueError`` if empty."""
+        lo, hi = float(lo), float(hi)
+        if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
+            raise ValueError(f"the range of {self.name} needs min < max, got [{lo:g}, {hi:g}]")
+        log = self.spec.log_scale and lo > 0
+        self.scale = SliderScale(lo, hi, log)
+        self.slider.setRange(0, self.scale.resolution)
+        self.spin.setSingleStep((hi - lo) / 100)
+        self.spin.set_log_steps(log)
+        self.lo_label.setText(fmt(lo))
+        self.hi_label.setText(fmt(hi) + (" (log)" if log else ""))
+        for box, v in ((self.range_min, lo), (self.range_max, hi)):
+            blocked = box.blockSignals(True)
+            box.setValue(v)
+            box.blockSignals(blocked)
+        self._set_tips()
+        self.set_value(self._value)
+
+    def _set_tips(self) -> None:
+        spec, (lo, hi) = self.spec, self.bounds
+        tip = f"{spec.name}: {spec.doc or 'no description'}\nrange [{lo:g}, {hi:g}]"
+        tip += f" {spec.unit}" if spec.unit else ""
+        tip += ", log scale" if self.scale.log else ""
+        for widget in (*self._tip_widgets, self.spin):
+            widget.setToolTip(tip)
+
     def set_value(self, value: float) -> None:
         """Show ``value`` without emitting ``edited``."""
+        self._value = float(value)
         for widget, v in ((self.spin, value), (self.slider, self.scale.position(value))):
             blocked = widget.blockSignals(True)
             widget.setValue(v)
             widget.blockSignals(blocked)
+
+    def refuse(self, reason: str) -> None:
+        """Keep the value shown before, and say why the new one was refused."""
+        self.set_value(self._value)
+        self.message.setText(reason)
+        self.message.show()
+        self.spin.setToolTip(reason)
+
+    def _clear_message(self) -> None:
+        if self.message.isVisible():
+            self.message.hide()
+            self._set_tips()
+
+    def _accept(self, value: float, merge_key) -> None:
+        self._value = float(value)
+        self._clear_message()
+        self.edited.emit(self.name, float(value), merge_key)
 
     def _slider_moved(self, position: int) -> None:
         value = self.scale.value(position)
         blocked = self.spin.blockSignals(True)
         self.spin.setValue(value)
         self.spin.blockSignals(blocked)
-        self.edited.emit(self.name, float(value), self._drag_key)
+        self._accept(value, self._drag_key)
 
     def _spin_changed(self, value: float) -> None:
+        lo, hi = self.bounds
+        if not lo <= value <= hi:
+            self.refuse(f"{value:g} is outside the range [{lo:g}, {hi:g}] of {self.name}; "
+                        "widen it with ↔")
+            return
         blocked = self.slider.blockSignals(True)
         self.slider.setValue(self.scale.position(value))
         self.slider.blockSignals(blocked)
-        self.edited.emit(self.name, float(value), None)
+        self._accept(value, None)
+
+    def _range_edited(self) -> None:
+        try:
+            self.set_range(self.range_min.value(), self.range_max.value())
+        except ValueError as error:
+            self.refuse(str(error))
+            self.set_range(*self.bounds)
+            return
+        self._clear_message()
 
     def _drag_started(self) -> None:
         self._drag_key = ("drag", next(_drags))
@@ -120,6 +212,8 @@ class ParameterPanel(QWidget):
         super().__init__(parent)
         self.lab = lab
         self.rows: dict[str, ParameterRow] = {}
+        self._ranges: dict[tuple[str, str], tuple[float, float]] = {}
+        self._shown = lab.model_name
         self.title = QLabel()
         self.title.setWordWrap(True)
         self._rows_box = QWidget()
@@ -146,6 +240,9 @@ class ParameterPanel(QWidget):
             self._rebuild()
 
     def _rebuild(self) -> None:
+        for name, row in self.rows.items():  # ranges the user set come back with the model
+            self._ranges[self._shown, name] = row.bounds
+        self._shown = self.lab.model_name
         for row in self.rows.values():
             row.setParent(None)
             row.deleteLater()
@@ -157,6 +254,8 @@ class ParameterPanel(QWidget):
                            f"{cls.description}</span>")
         for name, spec in self.lab.specs.items():
             row = ParameterRow(spec, self.lab.params[name])
+            if (self._shown, name) in self._ranges:
+                row.set_range(*self._ranges[self._shown, name])
             row.edited.connect(self._edited)
             self._rows_layout.addWidget(row)
             self.rows[name] = row
@@ -168,8 +267,8 @@ class ParameterPanel(QWidget):
         try:
             self.lab.set_param(name, value, merge_key=merge_key)
         except ValueError as error:
-            self.lab.log(str(error), "error")
             self.rows[name].set_value(self.lab.params[name])
+            self.rows[name].refuse(str(error))
 
     def _params_changed(self, event) -> None:
         for name, value in event.changed.items():

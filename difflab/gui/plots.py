@@ -22,6 +22,8 @@ from PySide6.QtWidgets import (
 
 from ..app.lab import Lab
 from ..app.runs import complete
+from ..app.views import derived_names, derived_series
+from .theme import theme_colors
 from .widgets import Throttle
 
 #: Tableau 10: states in time series, runs in phase portraits.
@@ -34,6 +36,8 @@ PHASE_POINTS = 20_000
 GRID_ALPHA = 0.25
 THIN_ABOVE = 5_000  # points: longer curves are drawn with 1-pixel lines
 DOWNSAMPLE_FACTOR = 1.5  # peak downsampling keeps 2 x 1.5 points per pixel of width
+MENU_BLOCK = 20  # states per submenu of a model with many states
+LEGEND_GAP = 8  # pixels between the plot and its legend
 
 
 STREAM_POINTS = 2_000  # bins per curve while a run streams in (2 points each)
@@ -86,15 +90,39 @@ def run_pen(index: int | None, color: QColor, thin: bool = False) -> QPen:
 
 def configure_plot(plot: pg.PlotWidget, x: str, y: str, grid: bool = True) -> None:
     """Labels, a light grid (which costs a repaint of the axes on every update), colours."""
-    item = plot.getPlotItem()
+    plot.setBackground(theme_colors()["background"])
+    configure_axes(plot.getPlotItem(), x, y, grid)
+
+
+def configure_axes(item: pg.PlotItem, x: str, y: str, grid: bool = True) -> None:
+    """A plot's labels, grid and axis colours (the theme's); tick values are shown as they
+    are, never rescaled by an SI prefix that the label would have to explain."""
+    colors = theme_colors()
     item.showGrid(x=grid, y=grid, alpha=GRID_ALPHA)
-    item.setLabel("bottom", x)
-    item.setLabel("left", y)
     item.setMenuEnabled(True)
-    plot.setBackground("w")
-    for axis in ("left", "bottom"):
-        item.getAxis(axis).setPen(pg.mkPen("#444"))
-        item.getAxis(axis).setTextPen(pg.mkPen("#222"))
+    for axis, label in (("left", y), ("bottom", x)):
+        axis_item = item.getAxis(axis)
+        axis_item.enableAutoSIPrefix(False)
+        axis_item.setPen(pg.mkPen(colors["axis"]))
+        axis_item.setTextPen(pg.mkPen(colors["foreground"]))
+        item.setLabel(axis, label)
+
+
+def outside_legend(item: pg.PlotItem) -> pg.LegendItem:
+    """A legend right of the plot's axes, off the data (the plot keeps a margin as wide
+    as the legend); curves added with a name join it."""
+    legend = pg.LegendItem(offset=(-2, 2), labelTextColor=theme_colors()["foreground"],
+                           labelTextSize="10pt")
+    legend.setParentItem(item)  # anchored to the plot's top right corner
+    item.legend = legend
+
+    def reserve():
+        width = legend.width() + LEGEND_GAP if legend.items else 1
+        left, top, _, bottom = item.layout.getContentsMargins()
+        item.layout.setContentsMargins(left, top, width, bottom)
+
+    legend.geometryChanged.connect(reserve)
+    return legend
 
 
 class RunPlot(QWidget):
@@ -110,7 +138,7 @@ class RunPlot(QWidget):
         self.curves: dict[tuple[str, str], pg.PlotDataItem] = {}
         self._styles: dict[tuple[str, str], tuple] = {}
         self._stale = True
-        self.legend = self.plot.getPlotItem().addLegend(offset=(-10, 10), labelTextColor="#222")
+        self.legend = outside_legend(self.plot.getPlotItem())
         self.toolbar = QHBoxLayout()
         self.toolbar.setContentsMargins(4, 2, 4, 0)
         layout = QVBoxLayout(self)
@@ -186,7 +214,7 @@ class TimeSeriesPlot(RunPlot):
 
     def __init__(self, lab: Lab, parent=None):
         super().__init__(lab, parent)
-        configure_plot(self.plot, "t", "state")
+        configure_plot(self.plot, "t", "value")
         item = self.plot.getPlotItem()
         # Plot-wide, so every curve added gets it (PlotItem.addItem applies its own modes).
         item.setDownsampling(auto=True, mode="peak")
@@ -201,22 +229,54 @@ class TimeSeriesPlot(RunPlot):
         self.toolbar.addWidget(self.states_button)
         self.shown = QLabel()
         self.toolbar.addWidget(self.shown, 1)
+        self.derived: tuple[str, ...] = ()
+        self.derived_shown: set[str] = set()
+        self._derived_cache: dict = {}
         lab.events.layout.connect(lambda e: self._fill_menu())
-        lab.events.model.connect(lambda e: self._fill_menu())
+        lab.events.model.connect(self._model_derived)
+        self._model_derived(None)
+
+    def _model_derived(self, event) -> None:
+        if event is None or not getattr(event, "catalog", False):
+            self.derived = derived_names(self.lab.model)
+            self.derived_shown &= set(self.derived)
+            self._derived_cache.clear()
         self._fill_menu()
 
     def _fill_menu(self) -> None:
+        """Derived quantities first, then the states (in blocks when there are many)."""
         self.states_menu.clear()
-        chosen = set(self.lab.layout.time_states)
-        for state in self.lab.state_names:
-            action = QAction(state, self.states_menu)
-            action.setCheckable(True)
-            action.setChecked(state in chosen)
-            action.toggled.connect(lambda on, s=state: self._toggle(s, on))
-            self.states_menu.addAction(action)
-        shown = ", ".join(self.lab.layout.time_states[:6])
-        more = len(self.lab.layout.time_states) - 6
-        self.shown.setText(f"  {shown}" + (f" and {more} more" if more > 0 else ""))
+        if self.derived:
+            self.states_menu.addSection("Derived")
+            for name in self.derived:
+                self._add_toggle(self.states_menu, name, name in self.derived_shown,
+                                 self.show_derived)
+            self.states_menu.addSection("States")
+        chosen, states = set(self.lab.layout.time_states), self.lab.state_names
+        for start in range(0, len(states), MENU_BLOCK):
+            block = states[start:start + MENU_BLOCK]
+            menu = self.states_menu if len(states) <= MENU_BLOCK else \
+                self.states_menu.addMenu(f"{block[0]} … {block[-1]}")
+            for state in block:
+                self._add_toggle(menu, state, state in chosen, self._toggle)
+        names = [*sorted(self.derived_shown), *self.lab.layout.time_states]
+        more = len(names) - 6
+        self.shown.setText(f"  {', '.join(names[:6])}" + (f" and {more} more" if more > 0 else ""))
+
+    def _add_toggle(self, menu: QMenu, name: str, checked: bool, slot) -> None:
+        action = QAction(name, menu)
+        action.setCheckable(True)
+        action.setChecked(checked)
+        action.toggled.connect(lambda on, s=name: slot(s, on))
+        menu.addAction(action)
+
+    def show_derived(self, name: str, on: bool) -> None:
+        """Show or hide the derived quantity ``name``."""
+        if name not in self.derived:
+            raise ValueError(f"{self.lab.model_name} has no derived quantity {name!r}")
+        (self.derived_shown.add if on else self.derived_shown.discard)(name)
+        self._fill_menu()
+        self.redraw()
 
     def _toggle(self, state: str, on: bool) -> None:
         states = [s for s in self.lab.state_names
@@ -260,6 +320,24 @@ class TimeSeriesPlot(RunPlot):
                 if not complete(run):  # streaming: redrawn every frame, so keep it small
                     x, y = peak_decimate(x, y)
                 out[(key, state)] = (pen, label, x, y, run.ok)
+            out.update(self._derived_curves(key, index, run))
+        return out
+
+    def _derived_curves(self, key, index, run) -> dict:
+        if not self.derived_shown or not complete(run):
+            return {}
+        cache_key = (key, id(run), len(run.ts))
+        series = self._derived_cache.get(cache_key)
+        if series is None:
+            series = derived_series(run.model, run.ys)
+            self._derived_cache = {k: v for k, v in self._derived_cache.items() if k[0] != key}
+            self._derived_cache[cache_key] = series
+        out, offset = {}, len(self.lab.state_names)
+        for i, name in enumerate(self.derived):
+            if name in self.derived_shown and name in series:
+                pen = run_pen(index, state_color(offset + i), thin=len(run.ts) > THIN_ABOVE)
+                label = name if index is None else f"{key}: {name}"
+                out[(key, name)] = (pen, label, run.ts, series[name], run.ok)
         return out
 
 

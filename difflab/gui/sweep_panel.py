@@ -1,7 +1,9 @@
 """The sweep view: one or two parameters over ranges, an observable, a plot that fills in.
 
-A 1-parameter sweep draws a line, a 2-parameter sweep a heatmap, chunk by chunk as the
-worker hands them over; clicking a point sets the parameters to it (undoable), and the
+A 1-parameter sweep draws a line (an orbit diagram, small dots, for an observable keeping
+several values per point such as ``maxima``), a 2-parameter sweep a heatmap (a chaos map
+of ``lyapunov`` on a diverging colour map centred at 0), chunk by chunk as the worker
+hands them over; clicking a point sets the parameters to it (undoable), and the
 live solver draws its trajectory in the preview beside the sweep. The kept sweeps (those
 of a session file too) are listed under the controls; the chosen one is drawn.
 """
@@ -36,6 +38,7 @@ from .widgets import (
 from .workers import TaskWorker
 
 REDRAW_MS = 100  # a heatmap redraw costs tens of ms on a busy machine: ten a second at most
+COLORMAPS = {False: "viridis", True: "CET-D1"}  # by SweepView.diverging
 
 
 class AxisEditor(QGroupBox):
@@ -108,6 +111,10 @@ class SweepPanel(QWidget):
         self.reduction, self.state = QComboBox(), QComboBox()
         self.reduction.addItems(REDUCTIONS)
         self.reduction.setCurrentText("max")
+        self.after = FloatSpinBox()
+        self.after.setRange(0.0, 1e300)
+        self.after.setSpecialValueText("start")  # 0: every saved time counts
+        self.after.setToolTip("only the saved times from this one on count (the transient)")
         self.run_button, self.stop_button = QPushButton("Run sweep"), QPushButton("Stop")
         self.run_button.setObjectName("run_sweep")
         self.stop_button.setEnabled(False)
@@ -124,6 +131,7 @@ class SweepPanel(QWidget):
         self.two_d.toggled.connect(self.axis2.setEnabled)
         self.two_d.setChecked(len(lab.specs) > 1)
         self.axis2.setEnabled(self.two_d.isChecked())
+        self.reduction.currentTextChanged.connect(self._reduction_chosen)
         self.run_button.clicked.connect(self.start)
         self.stop_button.clicked.connect(self.stop)
         self.plot.scene().sigMouseClicked.connect(self._clicked)
@@ -138,6 +146,9 @@ class SweepPanel(QWidget):
         observable.addWidget(self.reduction)
         observable.addWidget(QLabel("of"))
         observable.addWidget(self.state, 1)
+        transient = QHBoxLayout()
+        transient.addWidget(QLabel("after t ="))
+        transient.addWidget(self.after, 1)
         buttons = QHBoxLayout()
         buttons.addWidget(self.run_button, 1)
         buttons.addWidget(self.stop_button)
@@ -147,7 +158,11 @@ class SweepPanel(QWidget):
         column.addWidget(self.axis2)
         column.addWidget(QLabel("Observable"))
         column.addLayout(observable)
-        column.addWidget(hint_label("t1, dt and solver come from the run settings"))
+        column.addLayout(transient)
+        hint = hint_label("t1, dt and solver come from the run settings; maxima draws an "
+                          "orbit diagram, lyapunov a chaos map")
+        hint.setWordWrap(True)
+        column.addWidget(hint)
         column.addLayout(buttons)
         column.addWidget(self.progress)
         column.addWidget(self.summary)
@@ -157,19 +172,19 @@ class SweepPanel(QWidget):
         configure_plot(self.preview, "t", "state")
         self.preview.getPlotItem().setDownsampling(auto=True, mode="peak")
         self.preview.getPlotItem().setClipToView(True)
-        self.preview.getPlotItem().setTitle("click a point of the sweep to simulate it",
-                                            color="#444", size="9pt")
+        self._ask_for_a_point()
         self.curve = pg.PlotDataItem(pen=pg.mkPen("#1f77b4", width=2), symbol="o", symbolSize=5,
                                      symbolBrush="#1f77b4", symbolPen=None)
         self.image = pg.ImageItem(axisOrder="col-major")
         self.colorbar = pg.ColorBarItem(colorMap=pg.colormap.get("viridis"), interactive=False,
                                         width=14)
+        self.orbit = pg.ScatterPlotItem(size=2, pen=None, brush=pg.mkBrush(31, 119, 180, 170))
         self.marker = pg.ScatterPlotItem(size=12, pen=pg.mkPen("#d62728", width=2), brush=None)
         item = self.plot.getPlotItem()
-        for thing in (self.image, self.curve, self.marker):
+        for thing in (self.image, self.curve, self.orbit, self.marker):
             item.addItem(thing)
         self.colorbar.setImageItem(self.image, insert_in=item)
-        for thing in (self.image, self.curve, self.colorbar):
+        for thing in (self.image, self.curve, self.orbit, self.colorbar):
             thing.setVisible(False)
         self.preview_curves: list[pg.PlotDataItem] = []
         controls_beside_plots(self, column, 330, self.plot, self.preview, sizes=(600, 220))
@@ -187,13 +202,18 @@ class SweepPanel(QWidget):
         self.state.addItems(self.lab.state_names)
         self._draw_preview()
 
+    def _reduction_chosen(self, reduction: str) -> None:
+        """The Lyapunov exponent has no state and no transient of its own (the run is one)."""
+        for widget in (self.state, self.after):
+            widget.setEnabled(reduction != "lyapunov")
+
     # -- running --------------------------------------------------------------------------
 
     def request(self) -> SweepRequest:
         axes = (self.axis1.axis(), self.axis2.axis()) if self.two_d.isChecked() else (self.axis1.axis(),)
         return SweepRequest(self.lab.model, self.lab.model_name, axes,
                             self.reduction.currentText(), self.state.currentText(),
-                            self.lab.settings)
+                            self.lab.settings, after=self.after.value() or None)
 
     def start(self) -> None:
         """Start a sweep of the chosen axes on a worker thread."""
@@ -205,6 +225,7 @@ class SweepPanel(QWidget):
             self.lab.log(f"sweep: {error}", "error")
             return
         self.data = None
+        self._ask_for_a_point()
         self._prepare_plot(request)
         worker = TaskWorker(lambda emit, stop: run_sweep(
             request, lambda data, chunk: emit((data, chunk)), stop), "sweep", self)
@@ -275,8 +296,9 @@ class SweepPanel(QWidget):
             self.lab.log(f"this sweep cannot be drawn: {error}", "warning")
             data = None
         self.data = data
+        self._ask_for_a_point()  # the preview's point was of the sweep shown before
         if data is None:
-            for thing in (self.image, self.curve, self.colorbar):
+            for thing in (self.image, self.curve, self.orbit, self.colorbar):
                 thing.setVisible(False)
             self.marker.setData([], [])
             self.summary.setText("")
@@ -295,16 +317,20 @@ class SweepPanel(QWidget):
         return f"log10 {label}" if axis.log else label
 
     def _prepare_plot(self, request: SweepRequest | SweepView) -> None:
-        """Show the line (1 parameter) or the heatmap and its colour bar (2 parameters)."""
+        """Show the line or the orbit diagram (1 parameter), or the heatmap and its colour
+        bar (2 parameters)."""
         two = len(request.axes) == 2
         x = request.axes[0]
         y_label = self._axis_label(request.axes[1]) if two else request.spec
         configure_plot(self.plot, self._axis_label(x), y_label, grid=not two)
         self.curve.setData([], [])
+        self.orbit.setData([], [])
         self.marker.setData([], [])
-        self.curve.setVisible(not two)
+        self.curve.setVisible(not two and not request.vector)
+        self.orbit.setVisible(not two and request.vector)
         self.image.setVisible(two)
         self.colorbar.setVisible(two)
+        self.colorbar.setColorMap(pg.colormap.get(COLORMAPS[_diverging(request)]))
         self.colorbar.axis.setLabel(request.spec)
         self._levels = None
         item = self.plot.getPlotItem()
@@ -326,6 +352,10 @@ class SweepPanel(QWidget):
             self.progress.setValue(int(1000 * data.done / len(data.result)))
             self.summary.setText(f"{data.done} / {len(data.result)} points")
         axes = data.axes
+        if len(axes) == 1 and data.vector:
+            x, y = data.orbit()
+            self.orbit.setData(np.log10(x) if axes[0].log else x, y)
+            return
         if len(axes) == 1:
             x = np.log10(axes[0].values()) if axes[0].log else axes[0].values()
             y = data.grid()
@@ -336,6 +366,9 @@ class SweepPanel(QWidget):
         if finite.size == 0:
             return
         lo, hi = float(finite.min()), float(finite.max())
+        if data.diverging:  # centred at 0
+            hi = max(abs(lo), abs(hi))
+            lo = -hi
         self.image.updateImage(grid)
         if self._levels is None or _widened(self._levels, lo, hi) or self.worker is None:
             levels = (lo, hi if hi > lo else lo + 1e-12)
@@ -352,6 +385,10 @@ class SweepPanel(QWidget):
         coords = (pos.x(),) if len(data.axes) == 1 else (pos.x(), pos.y())
         self.select_point(data.nearest(*coords))
 
+    def _ask_for_a_point(self) -> None:
+        self.preview.getPlotItem().setTitle("click a point of the sweep to simulate it",
+                                            color="#444", size="9pt")
+
     def select_point(self, index: int) -> None:
         """Simulate sweep point ``index``: set the parameters to it (undoable)."""
         data = self.data
@@ -362,10 +399,16 @@ class SweepPanel(QWidget):
             f"{k} = {v:.6g}" for k, v in point.items()))
         xy = [np.log10(point[a.name]) if a.log else point[a.name] for a in data.axes]
         value = data.values[index]
-        self.marker.setData([xy[0]], [xy[1] if len(xy) > 1 else value])
+        if data.vector:  # every value of the point, on its vertical line
+            value = value[np.isfinite(value)]
+            self.marker.setData(np.full(value.size, xy[0]), value)
+            shown = f"{value.size} values"
+        else:
+            self.marker.setData([xy[0]], [xy[1] if len(xy) > 1 else value])
+            shown = f"{value:.4g}"
         self.preview.getPlotItem().setTitle(
             ", ".join(f"{k} = {v:.4g}" for k, v in point.items())
-            + f": {data.spec} = {value:.4g}", color="#444", size="9pt")
+            + f": {data.spec} = {shown}", color="#444", size="9pt")
 
     def showEvent(self, event) -> None:  # noqa: N802 (Qt override)
         super().showEvent(event)
@@ -395,9 +438,17 @@ class SweepPanel(QWidget):
             return {}
         data = self.data
         columns = {a.name: np.asarray(data.result.space[a.name]) for a in data.axes}
-        columns[data.observable] = data.values
+        values = data.values
+        if values.ndim == 2:  # an orbit diagram: one column per value of a point
+            columns.update({f"{data.observable}_{j}": values[:, j] for j in range(values.shape[1])})
+        else:
+            columns[data.observable] = values
         columns["result"] = np.asarray(data.result.result)
         return columns
+
+
+def _diverging(request: SweepRequest | SweepView) -> bool:
+    return request.reduction == "lyapunov"
 
 
 def _widened(levels, lo: float, hi: float, tolerance: float = 0.05) -> bool:

@@ -22,8 +22,11 @@ class FloatSpinBox(QDoubleSpinBox):
     """A spin box showing 6 significant digits (``1e-05``, ``9.81``), any magnitude.
 
     With ``log_steps`` the arrows multiply by ``10 ** (1 / 20)`` (a twentieth of a decade)
-    instead of adding ``singleStep``.
+    instead of adding ``singleStep``. Text that is not a number may be typed; when it is
+    entered the box keeps its value and emits ``refused(reason)``.
     """
+
+    refused = Signal(str)
 
     def __init__(self, parent=None, *, log_steps: bool = False):
         super().__init__(parent)
@@ -51,10 +54,23 @@ class FloatSpinBox(QDoubleSpinBox):
             float(stripped)
             return QValidator.State.Acceptable, text, pos
         except ValueError:
-            partial = stripped in ("", "-", "+", ".", "-.", "+.") or stripped.lower().endswith(
-                ("e", "e-", "e+"))
-            state = QValidator.State.Intermediate if partial else QValidator.State.Invalid
-            return state, text, pos
+            return QValidator.State.Intermediate, text, pos  # refused when entered
+
+    def _check_text(self) -> None:
+        text = self.lineEdit().text().strip()
+        try:
+            float(text)
+        except ValueError:
+            self.refused.emit(f"{text!r} is not a number" if text else "enter a number")
+
+    def keyPressEvent(self, event) -> None:  # noqa: N802 (Qt override)
+        if event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter):
+            self._check_text()
+        super().keyPressEvent(event)
+
+    def focusOutEvent(self, event) -> None:  # noqa: N802 (Qt override)
+        self._check_text()
+        super().focusOutEvent(event)
 
     def stepBy(self, steps: int) -> None:  # noqa: N802
         if self._log_steps and self.value() > 0:

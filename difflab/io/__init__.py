@@ -2,6 +2,7 @@
 
 from ..solvers import set_sweep_output as _set_sweep_output
 from ._errors import SessionFileError as SessionFileError
+from ._export import csv_header as csv_header
 from ._export import export_csv as export_csv
 from ._export import export_npz as export_npz
 from ._export import save_run as save_run

@@ -7,7 +7,9 @@ import os
 
 import numpy as np
 
+from .._version import __version__
 from ..solvers import FitResult, Sensitivity, SweepResult, Trajectory
+from ._models import ModelRecord, record_of
 from ._writer import write_session
 
 SWEEP_ROWS = 1 << 16  # rows of a sweep read at a time while writing CSV
@@ -65,8 +67,37 @@ def export_npz(result, path: str | os.PathLike) -> None:
     np.savez(path, **arrays)
 
 
+def csv_header(result=None, *, model=None, settings=None) -> list[str]:
+    """The ``#`` lines that open an exported CSV: the DiffLab version, the model, its
+    parameters and the solver settings (``model`` and ``settings`` default to the
+    result's). Readers skip them (``numpy.loadtxt``, ``pandas.read_csv(comment="#")``)."""
+    model = model if model is not None else getattr(result, "model", None)
+    settings = settings if settings is not None else getattr(result, "settings", None)
+    lines = [f"# DiffLab {__version__}"]
+    if model is not None:
+        record = model if isinstance(model, ModelRecord) else record_of(model)
+        params = ", ".join(f"{k}={float(v)!r}" for k, v in record.parameters.items())
+        lines += [f"# model: {record.name}", f"# parameters: {params or 'none'}"]
+    if settings is not None:
+        values = settings.as_dict() if hasattr(settings, "as_dict") else dict(settings)
+        lines.append("# settings: " + ", ".join(
+            f"{k}={_setting(v)}" for k, v in values.items() if _shown_setting(k, v)))
+    return lines
+
+
+def _shown_setting(key: str, value) -> bool:
+    """Settings worth a header line: not the key, not a long initial state."""
+    return key != "key" and not (isinstance(value, (list, tuple)) and len(value) > 16)
+
+
+def _setting(value) -> str:
+    if isinstance(value, (list, tuple)):
+        return "[" + " ".join(_setting(v) for v in value) + "]"
+    return repr(value) if isinstance(value, float) else str(value)
+
+
 def export_csv(result, path: str | os.PathLike) -> None:
-    """Write a result as CSV.
+    """Write a result as CSV, opened by the ``#`` lines of :func:`csv_header`.
 
     A run (:class:`Trajectory`): ``t,<states>``. A sweep: one row per point and time,
     ``point,<parameters>,result,t,<states>``. A fit: ``step,loss,<parameters>``. A
@@ -77,6 +108,7 @@ def export_csv(result, path: str | os.PathLike) -> None:
     if rows is None:
         raise TypeError(f"cannot export a {type(result).__name__} as CSV")
     with open(path, "w", newline="") as f:
+        f.writelines(line + "\n" for line in csv_header(result))
         rows(csv.writer(f), result)
 
 

@@ -213,6 +213,16 @@ def _number_dimensions(group, variables: dict[str, Variable]) -> None:
                                                                dtype=np.int32)
 
 
+def add_coordinate(group, name: str, values, attrs=None):
+    """A coordinate variable (a new dimension with its values) added to a group already
+    written, numbered as :func:`write_group` numbers its dimensions."""
+    var = Variable((name,), np.asarray(values), dict(attrs or {}))
+    dataset = write_variable(group, name, var)
+    dataset.make_scale(name)
+    dataset.attrs["_Netcdf4Dimid"] = np.int32(dimension_ids(group, 1)[0])
+    return dataset
+
+
 def _find_scale(group, dim: str):
     while True:
         if dim in group:

@@ -19,6 +19,7 @@ from ..solvers import (
     default_solver,
     key_from_record,
 )
+from ._run_events import events_from
 
 DEFAULTS = SolveSettings.DEFAULTS  # for settings that files written earlier lack
 
@@ -65,7 +66,7 @@ def trajectory(stored) -> Trajectory:
     return Trajectory(ts, ys, np.int32(stored.attrs.get("result", 0)),
                       np.int64(stored.attrs.get("steps", 0)), stored.state_names,
                       stored.attrs.get("wall_time"), model, solve_settings(stored, model, ts, ys),
-                      stored.name, _step_counts(stored.attrs))
+                      stored.name, _step_counts(stored.attrs), events_from(stored))
 
 
 def _tolerance(value):
@@ -110,8 +111,12 @@ def _space(stored) -> Space:
 
 
 def _observables(variables) -> dict:
+    """The observables: ``(point)`` variables, and ``(point, <name>_index)`` ones that
+    keep a vector per point."""
     return {n: var.data for n, var in variables.items()
-            if var.dims == ("point",) and n not in ("point", "result", "steps")}
+            if (var.dims == ("point",) and n not in ("point", "result", "steps"))
+            or (len(var.dims) == 2 and var.dims[0] == "point"
+                and "difflab_observable" in var.attrs)}
 
 
 def _observable_specs(variables) -> dict:

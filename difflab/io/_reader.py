@@ -10,11 +10,12 @@ import os
 
 import numpy as np
 
-from . import _h5, _sandbox, _upgrade
+from . import _analyses, _h5, _sandbox, _upgrade
 from ._errors import SessionFileError
 from ._models import ModelRecord
 from ._netcdf import Variable, labels
 from ._schema import (
+    ANALYSES,
     DATA_SPEC,
     FORMAT,
     KINDS,
@@ -201,17 +202,29 @@ class _Reader:
             missing = [d for d in dims if d not in sizes]
             if missing:
                 self.fail(where, f"{name!r} needs dimension {missing[0]!r}, which is missing")
-            ds = self.dataset(group, name, where, kind, ndim=len(dims))
+            ds = self.dataset(group, name, where, kind, ndim=None if kind == "s" else len(dims))
+            data = self.strings(ds, where) if kind == "s" else self.lazy(ds)
             expected = tuple(sizes[d] for d in dims)
-            if ds.shape != expected:
-                self.fail(where, f"{name!r} has shape {ds.shape}, expected {expected} "
+            if np.shape(data) != expected:
+                self.fail(where, f"{name!r} has shape {np.shape(data)}, expected {expected} "
                                  f"from its dimensions {dims}")
-            variables[name] = Variable(dims, self.lazy(ds), self.attrs(ds, f"{where}/{name}"))
+            variables[name] = Variable(dims, data, self.attrs(ds, f"{where}/{name}"))
         self._extra_variables(group, variables, sizes, where)
         return variables
 
+    def _extra_coordinates(self, group, variables, sizes, where):
+        """Other integer coordinates (a vector observable's ``<name>_index``): 1-D
+        dimension scales named like themselves."""
+        for name, ds in self.members(group, where, dataset=True).items():
+            if name not in variables and ds.ndim == 1 and ds.is_scale and _h5.text(
+                    ds.attrs.get("NAME")) == name and self._kind(ds.dtype) in ("i", "u"):
+                ds = self.dataset(group, name, where, "i", ndim=1)
+                variables[name] = Variable((name,), self.lazy(ds), self.attrs(ds, f"{where}/{name}"))
+                sizes[name] = ds.shape[0]
+
     def _extra_variables(self, group, variables, sizes, where):
         """Keep other variables whose dimensions are known (they survive a save)."""
+        self._extra_coordinates(group, variables, sizes, where)
         for name, ds in self.members(group, where, dataset=True).items():
             if name in variables:
                 continue
@@ -287,25 +300,40 @@ def _leaves(reader: _Reader, group, record: ModelRecord, where: str) -> None:
             record.leaf_key_impls[path] = attrs["key_impl"]
 
 
-def _result(reader: _Reader, session: Session, kind: str, name: str, group):
+def _result(reader: _Reader, session: Session, kind: str, name: str, group,
+            spec=None, optional_coords=None):
     where = f"/{kind}/{name}"
     if not NAME.fullmatch(name):
         reader.fail(where, "invalid result name")
     attrs = reader.attrs(group, where)
-    spec = SPECS[kind]
+    spec = spec or SPECS[kind]
     model = reader.typed(attrs, "model", str, where)
     if model not in session.models:
         reader.fail(where, f"refers to model {model!r}, which the file does not hold")
     for name_ in spec[3]:
         if reader.typed(attrs, name_, (int, np.integer), where) < 1:
             reader.fail(where, f"attribute {name_!r} must be at least 1")
-    variables = reader.netcdf(group, spec, where, OPTIONAL_COORDS.get(kind))
+    variables = reader.netcdf(group, spec, where, optional_coords or OPTIONAL_COORDS.get(kind))
     groups = {}
     if kind == "fits" and reader._get(group, "data") is not None:
         groups["data"] = reader.netcdf(reader.group(group, "data", where), DATA_SPEC,
                                        f"{where}/data")
     _check_result(reader, kind, attrs, variables, where)
     return Stored(session, kind, name, attrs, variables, groups)
+
+
+def _analysis(reader: _Reader, session: Session, name: str, group) -> Stored | None:
+    """An ``/analyses`` group, checked against its registered format; ``None`` for an
+    analysis this DiffLab does not know (written by a newer one: ignored)."""
+    where = f"/{ANALYSES}/{name}"
+    attrs = reader.attrs(group, where)
+    fmt = _analyses.FORMATS.get(reader.typed(attrs, "analysis", str, where))
+    if fmt is None:
+        return None
+    for attr, types in fmt.attributes().items():
+        reader.typed(attrs, attr, types, where)
+    spec, optional_coords = fmt.spec()
+    return _result(reader, session, ANALYSES, name, group, spec, optional_coords)
 
 
 def _check_result(reader, kind, attrs, variables, where) -> None:
@@ -356,6 +384,10 @@ def _read(reader: _Reader, f) -> Session:
         parent = reader.group(f, kind, "")
         stored[kind] = [_result(reader, session, kind, name, g)
                         for name, g in reader.members(parent, f"/{kind}").items()]
+    parent = reader.group(f, ANALYSES, "", required=False)
+    found = reader.members(parent, f"/{ANALYSES}") if parent is not None else {}
+    stored[ANALYSES] = [s for s in (_analysis(reader, session, name, g)
+                                    for name, g in found.items()) if s is not None]
     session._set_results(stored)
     return session
 

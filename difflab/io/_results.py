@@ -1,10 +1,10 @@
-"""``save``: a run, sweep, fit or sensitivity added to a session file (schema:
-``docs/hdf5-schema.md``); ``add``: the same into a session being written."""
+"""``save``: a run, sweep, fit, sensitivity or analysis result added to a session file
+(schema: ``docs/hdf5-schema.md``); ``add``: the same into a session being written."""
 
 import numpy as np
 
 from ..solvers import FitResult, Sensitivity, SweepResult, Trajectory
-from . import _h5, _netcdf, _sweep_store
+from . import _analyses, _h5, _netcdf, _sweep_store
 from ._save import save_session
 from ._session import Session
 from ._sweep_output import KEY_SCHEME
@@ -15,7 +15,9 @@ NOT_RUN = -1
 
 def save(path, result, *, name: str | None = None, overwrite: bool = False,
          compress: bool = False) -> str | None:
-    """Add ``result`` (a Trajectory, SweepResult, FitResult or Sensitivity) to a session file.
+    """Add ``result`` (a Trajectory, SweepResult, FitResult, Sensitivity or an analysis
+    result: Equilibria, Continuation, BifurcationCurve, PeriodicOrbits, Poincare,
+    LyapunovSpectrum) to a session file.
 
     The file is made if absent; everything already in it is kept. A ``name`` already in
     the file needs ``overwrite=True``. Returns the name the result is stored under.
@@ -39,10 +41,17 @@ def _writer_of(result):
     writers = {Trajectory: _save_run, SweepResult: _save_sweep, FitResult: _save_fit,
                Sensitivity: _save_sensitivity}
     writer = writers.get(type(result))
+    if writer is None and _analyses.format_of(result) is not None:
+        writer = _save_analysis
     if writer is None:
+        analyses = ", ".join(f.cls.__name__ for f in _analyses.FORMATS.values())
         raise TypeError(f"cannot save a {type(result).__name__}: save a Trajectory, "
-                        "SweepResult, FitResult or Sensitivity")
+                        f"SweepResult, FitResult, Sensitivity or an analysis ({analyses})")
     return writer
+
+
+def _save_analysis(session, result, name) -> str:
+    return session.add_analysis(result, name=name)
 
 
 def _save_run(session, traj, name) -> str:
@@ -62,6 +71,8 @@ def _save_sweep(session, result, name) -> str:
         settings=dict(result.settings or {}), key=result.key,
         key_scheme=None if result.key is None else KEY_SCHEME, y0=result.y0,
         observables=dict(result.observable_specs),
+        observable_sizes={n: np.shape(v)[1] for n, v in result.observables.items()
+                          if np.ndim(v) == 2},
         attrs={"space_kind": space.kind, "space_shape": np.asarray(space.shape, np.int64),
                "swept": list(space.names), "trajectories": int(result.trajectories)})
     writer = session.new_sweep(name=name, **record.writer_options())

@@ -5,6 +5,8 @@ import re
 SCHEMA_VERSION = 2  # 2: labels as netCDF char arrays (1: 1-D strings, still read)
 FORMAT = "difflab-session"
 KINDS = {"runs": "run", "sweeps": "sweep", "fits": "fit", "sensitivities": "sensitivity"}
+ANALYSES = "analyses"  # a group files written before analyses were stored lack
+ALL_KINDS = {**KINDS, ANALYSES: "analysis"}
 NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]{0,63}")
 SETTING_NAMES = ("solver", "t0", "t1", "dt", "n_save", "rtol", "atol", "max_steps", "y0")
 SETTINGS = (*SETTING_NAMES, "seed")  # written as result attributes
@@ -12,7 +14,9 @@ SETTINGS = (*SETTING_NAMES, "seed")  # written as result attributes
 # kind -> (coordinates: name -> "f"/"i"/"s", required variables: name -> (dims, "f"/"i"),
 #          optional variables, required attributes)
 SPECS = {
-    "runs": ({"time": "f", "state": "s"}, {"y": (("time", "state"), "f")}, {}, ()),
+    "runs": ({"time": "f", "state": "s"}, {"y": (("time", "state"), "f")},
+             {"event_time": (("event",), "f"), "event_y": (("event", "state"), "f"),
+              "event_which": (("event",), "i")}, ()),
     "sweeps": (
         {"point": "i", "time": "f", "state": "s", "parameter": "s", "chunk": "i"},
         {"parameters": (("point", "parameter"), "f"), "y": (("point", "time", "state"), "f"),
@@ -27,4 +31,4 @@ SPECS = {
 }
 DATA_SPEC = ({"time": "f", "state": "s"}, {"y": (("time", "state"), "f")},
              {"sigma": (("time", "state"), "f")}, ())
-OPTIONAL_COORDS = {"sensitivities": {"time": "f", "state": "s"}}
+OPTIONAL_COORDS = {"sensitivities": {"time": "f", "state": "s"}, "runs": {"event": "i"}}

@@ -1,4 +1,5 @@
-"""A session opened from a file: models, runs, sweeps, fits, sensitivities; big arrays lazy."""
+"""A session opened from a file: models, runs, sweeps, fits, sensitivities, analyses;
+big arrays lazy."""
 
 import dataclasses
 import json
@@ -7,7 +8,7 @@ from collections.abc import Iterator, Sequence
 
 import numpy as np
 
-from . import _h5, _objects
+from . import _analyses, _h5, _objects
 from ._errors import SessionFileError
 from ._models import ModelRecord
 from ._netcdf import Variable
@@ -162,7 +163,7 @@ class Results(Sequence):
         return f"Results({self.names()})"
 
 
-KINDS = ("runs", "sweeps", "fits", "sensitivities")
+KINDS = ("runs", "sweeps", "fits", "sensitivities", "analyses")
 
 
 class Session:
@@ -172,6 +173,8 @@ class Session:
     ``sensitivities`` give each result as the class the solvers return (a
     :class:`difflab.Trajectory`, :class:`difflab.SweepResult`, :class:`difflab.FitResult`,
     :class:`difflab.Sensitivity`), big arrays read from the file when used;
+    ``analyses`` the analysis results (:class:`difflab.Equilibria`,
+    :class:`difflab.Continuation`, :class:`difflab.LyapunovSpectrum`, ...) by name;
     :meth:`stored` gives a result's group as the file holds it (attributes, provenance).
     ``plot_layout`` and ``app_settings`` are the app's (JSON).
     """
@@ -195,6 +198,7 @@ class Session:
         self.fits = Results(self._stored["fits"], _objects.fit_result)
         self.sensitivities = Results(self._stored["sensitivities"],
                                      lambda s: _objects.sensitivity(s, runs))
+        self.analyses = Results(self._stored["analyses"], _analyses.read)
 
     def stored(self, kind: str, name: str | None = None):
         """The file's group of result ``name`` of ``kind`` (``"runs"``, ...): a

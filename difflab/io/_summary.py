@@ -21,8 +21,9 @@ def _result(result) -> dict:
     entry = {"name": result.name, "model": result.attrs.get("model"),
              "dims": dims, "complete": result.complete,
              "settings": {k: _plain(v) for k, v in result.settings.items()}}
-    for key in ("result", "result_message", "steps", "n_points", "chunk_size", "method",
-                "objective", "value", "optimizer", "fitted_model", "seed"):
+    for key in ("analysis", "result", "result_message", "steps", "n_points", "chunk_size",
+                "method", "objective", "value", "optimizer", "fitted_model", "seed", "param",
+                "start", "stop", "status", "transient"):
         if key in result.attrs:
             entry[key] = _plain(result.attrs[key])
     if "parameter" in result.variables:
@@ -46,7 +47,7 @@ def summary(session) -> dict:
                          "path": m.path, "sha256": m.sha256}
                    for key, m in session.models.items()},
         **{kind: [_result(r) for r in session.stored(kind)]
-           for kind in ("runs", "sweeps", "fits", "sensitivities")},
+           for kind in ("runs", "sweeps", "fits", "sensitivities", "analyses")},
         "provenance": {pid: {k: _plain(v) for k, v in p.items()}
                        for pid, p in session.provenance.items()},
         "app": sorted(session.app),

@@ -73,6 +73,7 @@ def record(job: SweepJob, attrs: dict):
         key=job.key, key_scheme=KEY_SCHEME if job.key is not None else None,
         y0=job.initial_states(0, job.n_points) if job.y0_swept else None,
         observables={n: describe_observable(f) for n, f in job.observables},
+        observable_sizes=dict(job.observable_sizes),
         attrs={"sweep_fingerprint": job.fingerprint(), "space_kind": job.space.kind,
                "space_shape": np.asarray(job.space.shape, dtype=np.int64),
                "swept": list(job.space.names), "trajectories": int(job.keep_y),

@@ -2,7 +2,8 @@
 
 Built on the session writer (``_writer``) and its :class:`SweepWriter`, so a sweep group
 follows ``docs/hdf5-schema.md``: ``parameters``, ``y``, ``result``, ``steps``,
-``chunk_done``, and, added here, one ``(point)`` variable per observable. The group is
+``chunk_done``, and, added here, one ``(point)`` variable per observable, or
+``(point, <name>_index)`` for one keeping a vector per point (an orbit diagram's values). The group is
 created with every dataset full size inside an atomic write (a kill leaves the file as it
 was), then reopened in SWMR mode and written in place: each chunk's data, a flush, its
 ``chunk_done`` flag, a flush. A killed sweep therefore loses at most the chunk in flight,
@@ -47,8 +48,9 @@ class SweepRecord:
 
     ``values`` (points, parameters) are the swept parameters; ``y0`` the initial state of
     each point when it is swept; ``time`` the times kept per point; ``observables`` maps
-    each observable's name to how it is computed; ``attrs`` are added to the group
-    (the fingerprint among them).
+    each observable's name to how it is computed, ``observable_sizes`` those keeping a
+    vector per point to its length; ``attrs`` are added to the group (the fingerprint
+    among them).
     """
 
     model: Any
@@ -63,6 +65,7 @@ class SweepRecord:
     key_scheme: str | None = None
     y0: np.ndarray | None = None
     observables: dict = dataclasses.field(default_factory=dict)
+    observable_sizes: dict = dataclasses.field(default_factory=dict)
 
     @property
     def n_points(self) -> int:
@@ -162,11 +165,35 @@ def _rows(group, start: int, stop: int, observables) -> dict:
             "observables": {n: group[n][start:stop] for n in observables}}
 
 
-def add_observables(group, record: SweepRecord) -> None:
-    n = record.n_points
+def index_dimension(observable: str) -> str:
+    """The dimension along a vector observable's values (as ``SweepResult.to_xarray``
+    names it)."""
+    return f"{observable}_index"
+
+
+def observable_variables(record: SweepRecord) -> dict[str, Variable]:
+    """The empty variable of each observable: ``(point)``, or ``(point, <name>_index)``
+    for one keeping ``k`` values per point."""
+    out = {}
     for name, how in record.observables.items():
-        var = Variable(("point",), Empty((n,), np.float64),
-                       {"long_name": f"observable {name}", "difflab_observable": how})
+        k = record.observable_sizes.get(name)
+        dims, shape = (("point",), (record.n_points,)) if k is None else (
+            ("point", index_dimension(name)), (record.n_points, k))
+        out[name] = Variable(dims, Empty(shape, np.float64),
+                             {"long_name": f"observable {name}", "difflab_observable": how})
+    return out
+
+
+def add_indices(group, record: SweepRecord) -> None:
+    """The index coordinate of each vector observable: 0 .. k - 1."""
+    for name, k in record.observable_sizes.items():
+        _netcdf.add_coordinate(group, index_dimension(name), np.arange(k, dtype=np.int64),
+                               {"long_name": f"index of the values of {name}"})
+
+
+def add_observables(group, record: SweepRecord) -> None:
+    add_indices(group, record)
+    for name, var in observable_variables(record).items():
         _netcdf.write_variable(group, name, var, fillvalue=np.nan, along=record.chunk_size)
         _netcdf.attach(group, name, var)
     _h5.set_attrs(group, {"observables": list(record.observables) or None})
@@ -284,9 +311,7 @@ def write_index(path, record: SweepRecord, name: str, shards: list[tuple[str, in
                                  np.asarray(record.time), tuple(record.state_names), -(-n // cs),
                                  np.float64, record.y0)
     virtual = {k: variables.pop(k) for k in ("y", "result", "steps", "chunk_done")}
-    for obs, how in record.observables.items():
-        virtual[obs] = Variable(("point",), Empty((n,), np.float64),
-                                {"long_name": f"observable {obs}", "difflab_observable": how})
+    virtual.update(observable_variables(record))
     with _edit(path, command_line) as session:
         if name in session.file["sweeps"]:
             del session.file["sweeps"][name]
@@ -297,6 +322,7 @@ def write_index(path, record: SweepRecord, name: str, shards: list[tuple[str, in
                      shard_first_points=np.array([s[1] for s in shards], dtype=np.int64),
                      shard_points=np.array([s[2] for s in shards], dtype=np.int64))
         group = session.write_result("sweeps", name, attrs, variables)
+        add_indices(group, record)
         for var_name, var in virtual.items():
             _virtual(group, var_name, var, name, shards, cs)
             _h5.set_attrs(group[var_name], var.attrs)

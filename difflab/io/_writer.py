@@ -14,13 +14,14 @@ import numpy as np
 
 from .._version import __version__
 from ..solvers import Result, SolveSettings, default_solver, key_from_record
-from . import _h5, _netcdf, _provenance
+from . import _analyses, _h5, _netcdf, _provenance
 from ._errors import SessionFileError
 from ._lock import writing
 from ._models import ModelRecord, record_of
 from ._netcdf import Variable, run_variables, time_state
 from ._reader import open_session
-from ._schema import FORMAT, KINDS, NAME, SCHEMA_VERSION, SETTINGS
+from ._run_events import event_variables
+from ._schema import ALL_KINDS, FORMAT, KINDS, NAME, SCHEMA_VERSION, SETTINGS
 from ._streams import FitWriter, RunWriter, SweepWriter
 
 
@@ -162,16 +163,18 @@ class SessionWriter:
                      variables: dict[str, Variable], *, subgroups=None, unlimited=(),
                      fillvalues=None, along=None, compress=None):
         """Low level: a result group of ``kind`` (``"runs"``, ...) from attributes and variables."""
+        if kind not in self.file:  # "analyses": made with the first one
+            self.file.create_group(kind, track_order=True)
         parent = self.file[kind]
-        name = check_name(name) if name else _next_name(parent, KINDS[kind])
+        name = check_name(name) if name else _next_name(parent, ALL_KINDS[kind])
         if name in parent:
             if not self.overwrite:
-                raise SessionFileError(self.path, f"{KINDS[kind]} {name!r} is already "
+                raise SessionFileError(self.path, f"{ALL_KINDS[kind]} {name!r} is already "
                                        "in the file; choose another name or overwrite it")
             del parent[name]
         need = sum(getattr(v.data, "nbytes", 0) for v in variables.values())
         if need > 2**20 and not self._swmr:
-            _h5.check_free_space(self.path, need, f"{KINDS[kind]} {name!r}")
+            _h5.check_free_space(self.path, need, f"{ALL_KINDS[kind]} {name!r}")
         group = parent.create_group(name)
         _h5.set_attrs(group, attrs)
         compress = self.compress if compress is None else compress
@@ -199,13 +202,14 @@ class SessionWriter:
         settings = {"t1": float(ts[-1]), "n_save": len(ts), "y0": ys[0], **known,
                     **(settings or {})}
         result = int(np.max(np.asarray(traj.result)))
+        events, event_attrs = event_variables(getattr(traj, "events", None))
         attrs = self.result_attrs(model=model, settings=settings, key=key, extra={
             "result": result, "result_message": Result(result).message,
             "steps": int(np.max(np.asarray(traj.steps))), **_step_counts(traj),
-            "wall_time": traj.wall_time,
+            "wall_time": traj.wall_time, **event_attrs,
             "complete": 1})
         group = self.write_result("runs", name, attrs,
-                                  run_variables(ts, ys, traj.state_names, model))
+                                  {**run_variables(ts, ys, traj.state_names, model), **events})
         return group.name.rsplit("/", 1)[-1]
 
     def add_sensitivity(self, *, model, parameter_names, gradient=None, dy_dp=None,
@@ -231,6 +235,14 @@ class SessionWriter:
             "value": None if value is None else float(value), "run": run, "complete": 1})
         group = self.write_result("sensitivities", name, attrs, variables)
         return group.name.rsplit("/", 1)[-1]
+
+    def add_analysis(self, result, *, name=None) -> str:
+        """Store an analysis result (a :class:`difflab.Equilibria`,
+        :class:`difflab.Continuation`, :class:`difflab.LyapunovSpectrum`, ...) under
+        ``/analyses``, with its model; returns its name."""
+        if _analyses.format_of(result) is None:
+            raise TypeError(f"{type(result).__name__} is not an analysis result DiffLab stores")
+        return _analyses.write(self, result, name)
 
     def remove(self, kind: str, name: str) -> None:
         """Delete the result ``name`` of ``kind`` (``"runs"``, ...); ``KeyError`` if absent."""

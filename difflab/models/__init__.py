@@ -1,5 +1,6 @@
 """What is simulated: the Model base classes, the built-in library and its registry."""
 
+from .. import _config
 from . import _biology, _chaos, _fields, _mechanics, _neural, _stochastic  # noqa: F401 (registers)
 from ._base import HamiltonianModel as HamiltonianModel
 from ._base import Model as Model
@@ -29,3 +30,5 @@ from ._user_files import load_file as load_file
 from ._user_files import load_source as load_source
 from ._user_files import peek_file as peek_file
 from ._user_files import resolve as resolve
+
+_config.start_jax()  # DiffLab's compilation cache

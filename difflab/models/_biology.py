@@ -100,6 +100,11 @@ class Kuramoto(Model):
         c, s = jnp.mean(jnp.cos(y), axis=-1), jnp.mean(jnp.sin(y), axis=-1)
         return jnp.hypot(c, s), jnp.arctan2(s, c)
 
+    def derived(self, y):
+        """Quantities of a state the plots offer beside the phases."""
+        r, psi = self.order_parameter(y)
+        return {"order parameter r": r, "mean phase psi": psi}
+
     def vector_field(self, t, y):
         c, s = jnp.mean(jnp.cos(y)), jnp.mean(jnp.sin(y))
         return self.natural_frequencies() + self.K * (s * jnp.cos(y) - c * jnp.sin(y))

@@ -40,7 +40,7 @@ class VanDerPol(Model):
     mu: float = param(1.0, bounds=(0.01, 1000.0), doc="nonlinear damping strength")
 
     state_names = ("x", "v")
-    domain = "chaos"
+    domain = "oscillators"
     description = "Van der Pol relaxation oscillator (stiff at large mu)"
 
     def vector_field(self, t, y):
@@ -66,7 +66,7 @@ class FitzHughNagumo(Model):
     current: float = param(0.5, bounds=(-2.0, 2.0), doc="external stimulus current I")
 
     state_names = ("v", "w")
-    domain = "chaos"
+    domain = "neural"
     description = "FitzHugh-Nagumo excitable neuron"
 
     def vector_field(self, t, y):

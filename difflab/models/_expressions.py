@@ -301,7 +301,7 @@ def compile_expression(node):
     if isinstance(node, ast.BinOp):
         chain = []
         while isinstance(node, ast.BinOp):
-            chain.append((_BINARY[type(node.op)], compile_expression(node.right)))
+            chain.append((_operation(node), compile_expression(node.right)))
             node = node.left
         first, chain = compile_expression(node), chain[::-1]
         return lambda env: _fold(first(env), chain, env)
@@ -320,6 +320,15 @@ def compile_expression(node):
         return lambda env: _reduce(op, [v(env) for v in values])
     func, args = FUNCTIONS[node.func.id][0], [compile_expression(n) for n in node.args]
     return lambda env: func(*(a(env) for a in args))
+
+
+def _operation(node: ast.BinOp):
+    """The function of a binary node; ``x ** n`` with a whole number ``n`` multiplies
+    (``lax.integer_pow``), so its derivatives at ``x = 0`` are exact, not NaN."""
+    exponent = constant(node.right) if isinstance(node.op, ast.Pow) else None
+    if exponent is not None and float(exponent).is_integer() and abs(exponent) <= 64:
+        return lambda base, _: jax.lax.integer_pow(jnp.asarray(base), int(exponent))
+    return _BINARY[type(node.op)]
 
 
 def _fold(value, chain, env):

@@ -24,6 +24,7 @@ class Heat1D(Model):
 
     domain = "fields"
     default_solver = "kvaerno5"
+    field_name = "u"  # the states u0..u{n-1} are one field over the positions of grid()
     description = "1-D heat equation, method of lines, Dirichlet boundaries"
 
     @property

@@ -5,20 +5,35 @@ The families live in private subpackages (``_steppers``, ``_sweeps``, ``_fits``)
 module is their public face.
 """
 
+from .._compilation_cache import compilation_cache_dir as compilation_cache_dir
+from ._accelerators import describe_devices as describe_devices
+from ._accelerators import pallas_supported as pallas_supported
+from ._accelerators import solve_block_pallas as solve_block_pallas
+from ._analysis import BifurcationCurve as BifurcationCurve
+from ._analysis import CodimTwoPoint as CodimTwoPoint
 from ._analysis import Continuation as Continuation
+from ._analysis import CycleSpecialPoint as CycleSpecialPoint
 from ._analysis import Equilibria as Equilibria
 from ._analysis import LyapunovSpectrum as LyapunovSpectrum
+from ._analysis import PeriodicOrbits as PeriodicOrbits
+from ._analysis import Poincare as Poincare
 from ._analysis import SpecialPoint as SpecialPoint
 from ._analysis import continuation as continuation
 from ._analysis import equilibria as equilibria
 from ._analysis import first_lyapunov_coefficient as first_lyapunov_coefficient
 from ._analysis import lyapunov as lyapunov
+from ._analysis import periodic_orbits as periodic_orbits
+from ._analysis import poincare as poincare
+from ._events import Event as Event
+from ._events import Events as Events
 from ._fits import FitError as FitError
 from ._fits import FitProgress as FitProgress
 from ._fits import FitResult as FitResult
+from ._fits import FitStatistics as FitStatistics
 from ._fits import Observations as Observations
 from ._fits import as_observations as as_observations
 from ._fits import fit as fit
+from ._fits import fit_statistics as fit_statistics
 from ._fits import fit_stream as fit_stream
 from ._result import Result as Result
 from ._sensitivity import Sensitivity as Sensitivity
@@ -43,6 +58,7 @@ from ._steppers import Leapfrog as Leapfrog
 from ._steppers import available_solvers as available_solvers
 from ._steppers import default_solver as default_solver
 from ._steppers import resolve_solver as resolve_solver
+from ._steppers import solvers_for as solvers_for
 from ._stream import Chunk as Chunk
 from ._stream import stream as stream
 from ._sweeps import Space as Space
@@ -53,6 +69,7 @@ from ._sweeps import as_space as as_space
 from ._sweeps import describe_observable as describe_observable
 from ._sweeps import execute_sweep as execute_sweep
 from ._sweeps import grid as grid
+from ._sweeps import largest_lyapunov as largest_lyapunov
 from ._sweeps import latin_hypercube as latin_hypercube
 from ._sweeps import parse_size as parse_size
 from ._sweeps import resolve_observables as resolve_observables

@@ -3,7 +3,11 @@ and, for a batch, which member failed first.
 
 Inside a transformation the result code is only known when the program runs, so the check
 is an ``equinox.branched_error_if`` whose index encodes the first failed member (counted
-over the whole batch, through a ``custom_vmap`` rule) and its result code.
+over the whole batch, through a ``custom_vmap`` rule) and its result code. The check
+raises through a host callback, which only a program for the CPU may hold: a program
+lowered for a GPU or a TPU (``lax.platform_dependent``) carries the result codes alone,
+and the host raises from them when the values come back (``simulate`` does so for a run
+it is not traced in).
 """
 
 import dataclasses
@@ -45,8 +49,10 @@ class FailureMessages(Sequence):
 
 
 def error_if_failed(name: str, ys, result):
-    """``ys``, with an error at run time naming the reason when ``result`` is a failure."""
-    return _check(ys, result, name)
+    """``ys``, with an error at run time naming the reason when ``result`` is a failure
+    (on the CPU; elsewhere ``ys`` as it is, the failure in ``result``)."""
+    return jax.lax.platform_dependent(ys, result, cpu=lambda ys, result: _check(ys, result, name),
+                                      default=lambda ys, result: ys)
 
 
 @functools.partial(jax.custom_jvp, nondiff_argnums=(2,))

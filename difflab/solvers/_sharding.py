@@ -25,6 +25,7 @@ import warnings
 
 import jax
 import numpy as np
+from jax.extend.core import jaxpr_as_fun
 from jax.sharding import AxisType, Mesh, NamedSharding
 from jax.sharding import PartitionSpec as P
 
@@ -119,16 +120,54 @@ def map_batch(fn, mesh: Mesh, *, replicated: tuple[int, ...] = ()):
     Each positional argument is split along its leading axis over the ``"batch"`` axis,
     except those whose positions are in ``replicated``, which every device receives
     whole. Every output is split along its leading axis. Wrap the result in ``jax.jit``.
+    ``fn`` is traced outside the mesh (:func:`_traced_unsharded`), so lineax's linear
+    solves (implicit solvers, root finds) work inside it.
     """
 
     def specs(*args):
         return tuple(P() if i in replicated else P(BATCH) for i in range(len(args)))
 
     def mapped(*args):
-        return jax.shard_map(fn, mesh=mesh, in_specs=specs(*args), out_specs=P(BATCH),
+        per_device = [a if i in replicated else _rows_of(a, mesh.size)
+                      for i, a in enumerate(args)]
+        body = _traced_unsharded(fn, *per_device)
+        return jax.shard_map(body, mesh=mesh, in_specs=specs(*args), out_specs=P(BATCH),
                              check_vma=False)(*args)
 
     return mapped
+
+
+def _rows_of(tree, n_devices: int):
+    """``tree`` (leaves split on their leading axis) as one device's share of it."""
+    return jax.tree.map(lambda x: _like(x, (x.shape[0] // n_devices, *x.shape[1:])), tree)
+
+
+def _like(x, shape=None):
+    """A shape, dtype and weak type like ``x``'s, with no sharding."""
+    aval = jax.typeof(x)
+    return jax.ShapeDtypeStruct(x.shape if shape is None else shape, aval.dtype,
+                                weak_type=aval.weak_type)
+
+
+def _traced_unsharded(fn, *examples):
+    """``fn`` traced once on ``examples``' shapes with no mesh about, then replayed.
+
+    Inside ``shard_map`` every traced value carries the mesh's manual axis in its type;
+    lineax keeps that axis in an operator's structure but drops it from the vector it
+    solves for, then refuses the pair as mismatched ("pytree does not match
+    out_structure": every implicit diffrax solver, optimistix's root finds), and
+    equinox's closure conversion refuses it likewise. Traced outside the mesh, no value
+    carries the axis; the jaxpr is then evaluated on the device's own rows.
+    """
+    examples = jax.tree.map(_like, examples)
+    with jax.sharding.use_abstract_mesh(jax.sharding.AbstractMesh((), ())):
+        closed, out_shape = jax.make_jaxpr(fn, return_shape=True)(*examples)
+    out_tree = jax.tree.structure(out_shape)
+
+    def replayed(*args):
+        return jax.tree.unflatten(out_tree, jaxpr_as_fun(closed)(*jax.tree.leaves(args)))
+
+    return replayed
 
 
 def local_rows(tree):

@@ -3,6 +3,7 @@
 import functools
 import math
 import time
+import warnings
 
 import equinox as eqx
 import jax
@@ -10,11 +11,12 @@ import jax.numpy as jnp
 import numpy as np
 
 from ..models import Model
+from ._events import Events, overflow_message, resolve_events
 from ._failures import error_if_failed, explain
 from ._resources import check_fixed_steps, check_saved_states
 from ._result import Result, message
 from ._settings import SolveSettings, key_to_record, solve_arguments
-from ._steppers.adjoint import resolve_adjoint
+from ._steppers.adjoint import CheckpointedAdjoint, resolve_adjoint
 from ._steppers.catalog import IMPLICIT, resolve_solver, solver_name
 from ._steppers.integrate import Plan, integrate, save_step, step_count
 
@@ -36,6 +38,9 @@ class Trajectory(eqx.Module):
     traced (e.g. under ``jax.grad`` or ``jax.vmap``). A run read from a session file has
     its ``name`` there, arrays read when used, and for a user model whose code DiffLab
     does not run, the stored model record as ``model`` (:meth:`rerun` takes the model).
+    ``events``: the crossings of the events watched (:class:`Events`; ``None`` when none
+    were); a run stopped by a terminal event succeeded, and its states saved after the
+    event are NaN.
     """
 
     ts: jax.Array
@@ -48,6 +53,7 @@ class Trajectory(eqx.Module):
     settings: SolveSettings | None = eqx.field(static=True, default=None)
     name: str | None = eqx.field(static=True, default=None)
     stats: dict | None = None
+    events: Events | None = None
 
     @property
     def accepted_steps(self):
@@ -83,6 +89,9 @@ class Trajectory(eqx.Module):
     def message(self) -> str:
         """How the run ended, in words: for a failed run, what happened and what would help."""
         code = np.max(np.asarray(self.result))
+        if code == Result.SUCCESS and self._stopped_by() is not None:
+            return (f"success (stopped by event {self._stopped_by()!r} at t = "
+                    f"{self.events.t_stop:.10g})")
         if code == Result.SUCCESS or self.settings is None or np.ndim(self.result) != 0 \
                 or "t_reached" not in (self.stats or {}):
             return message(code)
@@ -90,8 +99,15 @@ class Trajectory(eqx.Module):
         return explain(code, self.stats, solver=s.solver, stiff=s.solver in IMPLICIT,
                        t0=s.t0, t1=s.t1)
 
+    def _stopped_by(self) -> str | None:
+        if self.events is None or np.ndim(self.events.stopped_by) != 0 \
+                or isinstance(self.events.stopped_by, jax.core.Tracer):
+            return None
+        return self.events.stopped
+
     def rerun(self, model=None, **changes) -> "Trajectory":
-        """Simulate again with the same model and settings (``changes`` override them).
+        """Simulate again with the same model, settings and events (``changes`` override
+        them; a run read from a file has no events to repeat: pass ``events=``).
 
         ``model``: an instance of a user model's class, for a run read from a file (its
         arrays are replaced by the stored ones).
@@ -99,7 +115,8 @@ class Trajectory(eqx.Module):
         if self.model is None or self.settings is None:
             raise ValueError("this trajectory was computed under a JAX transformation and "
                              "does not know its model and settings")
-        kwargs = {**self.settings.kwargs(), "throw": False, **changes}
+        watched = None if self.events is None else self.events.definitions
+        kwargs = {**self.settings.kwargs(), "throw": False, "events": watched, **changes}
         return simulate(model_of(self.model, model), kwargs.pop("t1"), **kwargs)
 
     @property
@@ -208,7 +225,7 @@ def _n_save(n_save, t0, t1, dt, solver) -> int:
 
 
 def prepare(model, t1, *, t0, dt, solver, n_save, y0, key, rtol, atol, max_steps,
-            adjoint="auto"):
+            adjoint="auto", events=None):
     """Check the arguments of a run and turn them into a static plan and traced args."""
     if not isinstance(model, Model):
         raise TypeError(f"model must be a difflab.Model, not {type(model).__name__}")
@@ -232,10 +249,30 @@ def prepare(model, t1, *, t0, dt, solver, n_save, y0, key, rtol, atol, max_steps
     if solver.stochastic and key is None:
         raise ValueError("a stochastic model needs key=jax.random.key(...)")
     dynamic, static = eqx.partition(model, eqx.is_array)
-    plan = Plan(solver, static, int(n_save), int(max_steps), resolve_adjoint(adjoint))
-    args = dict(model=dynamic, y0=_initial_state(model, y0), t0=t0, t1=t1, dt=dt,
-                rtol=rtol, atol=atol, key=key)
+    y0 = _initial_state(model, y0)
+    adjoint = resolve_adjoint(adjoint)
+    watched = _watched(events, model, solver, adjoint, t0, y0)
+    moving, fixed = eqx.partition(watched, eqx.is_array)
+    plan = Plan(solver, static, int(n_save), int(max_steps), adjoint, fixed)
+    args = dict(model=dynamic, y0=y0, t0=t0, t1=t1, dt=dt, rtol=rtol, atol=atol, key=key)
+    if watched is not None:
+        args["events"] = moving
     return plan, args
+
+
+def _watched(events, model, solver, adjoint, t0, y0):
+    """The resolved events of a run (``None``: none), after refusing runs that cannot
+    watch them."""
+    if events is None:
+        return None
+    if solver.stochastic:
+        raise ValueError("events are located on deterministic runs only; a stochastic "
+                         "model's crossings are not supported")
+    if isinstance(adjoint, CheckpointedAdjoint):
+        raise ValueError("a run with events is differentiated by forward sensitivities: "
+                         "use adjoint='forward' or 'auto'")
+    t = t0 if _is_concrete(t0) else 0.0
+    return resolve_events(events, model.state_names, t, y0)
 
 
 def save_times(plan: Plan, args):
@@ -250,8 +287,9 @@ def save_times(plan: Plan, args):
 
 @functools.partial(jax.jit, static_argnums=0)
 def _solve(plan, args):
-    ys, result, stats = integrate(plan, args)
-    return save_times(plan, args), ys, result, stats
+    ys, result, stats, *events = integrate(plan, args)  # events: with plan.events only
+    steps = stats["accepted_steps"] + stats["rejected_steps"]  # here: no program of its own
+    return save_times(plan, args), ys, result, stats, steps, *events
 
 
 def simulate(
@@ -270,6 +308,7 @@ def simulate(
     settings: SolveSettings | None = None,
     throw: bool = True,
     adjoint="auto",
+    events=None,
 ) -> Trajectory:
     """Simulate ``model`` from ``t0`` to ``t1`` and return its :class:`Trajectory`.
 
@@ -302,13 +341,19 @@ def simulate(
             argument above that is left ``None``, except ``y0``.
         throw: raise :class:`SimulationError` if the run fails; with ``False`` the
             failure is recorded in ``Trajectory.result``. Under ``jax.jit`` or
-            ``jax.vmap`` the error comes from JAX when the program runs, with the same
-            reason and, for a batch, the first failed member; pass ``throw=False`` to
+            ``jax.vmap`` the error comes from JAX when the program runs on the CPU, with
+            the same reason and, for a batch, the first failed member (a program for a
+            GPU or TPU cannot raise: there ``result`` carries it); pass ``throw=False`` to
             a batch to keep every member and read ``result`` (one code per member).
         adjoint: how ``jax.grad`` and ``jax.jacfwd`` differentiate the run:
             ``"forward"`` (sensitivities carried in the solve), ``"reverse"`` (a
             checkpointed discrete adjoint, reverse mode only) or ``"auto"`` (forward for
             at most 16 differentiated scalars, else reverse; see ``docs/fitting.md``).
+        events: an :class:`Event` or a sequence of them: their crossings are found at
+            every step, located inside it on the solver's own step map (as accurate as a
+            step) and returned in ``Trajectory.events``; a terminal event ends the run
+            there. Derivatives of a run with events (event times included) are forward
+            sensitivities. Not for stochastic models (``docs/analysis.md``).
 
     Parameter values, ``y0``, ``t0``, ``t1``, ``dt`` and tolerances are traced: changing
     them reuses the compiled program. A fixed-step run whose ``dt`` is outside the
@@ -318,21 +363,35 @@ def simulate(
     """
     solve = solve_arguments(settings, t1=t1, t0=t0, dt=dt, solver=solver, n_save=n_save,
                             y0=y0, key=key, rtol=rtol, atol=atol, max_steps=max_steps)
-    plan, args = prepare(model, adjoint=adjoint, **solve)
+    plan, args = prepare(model, adjoint=adjoint, events=events, **solve)
     check_saved_states(plan.n_save, len(model.state_names), args["y0"].dtype.itemsize)
     start = time.perf_counter()
-    ts, ys, result, stats = _solve(plan, args)
-    steps = stats["accepted_steps"] + stats["rejected_steps"]
+    ts, ys, result, stats, steps, *found = _solve(plan, args)
     recorded = ()  # wall time, model and settings: known only outside JAX transformations
     if _is_concrete(ys):
         jax.block_until_ready((ts, ys, result, stats, steps))  # the time of the finished run
         recorded = (time.perf_counter() - start, model,
                     settings_of(plan, args, solver_name(solve["solver"], model)))
     traj = Trajectory(ts, ys, result, steps, tuple(model.state_names), *recorded,
-                      stats=stats)
+                      stats=stats, events=_events_of(found, plan, args, ys))
     if throw:
         traj = eqx.tree_at(lambda t: t.ys, traj, _raise_if_failed(traj, model))
     return traj
+
+
+def _events_of(found: list, plan: Plan, args: dict, ys) -> Events | None:
+    """A run's :class:`Events`, knowing their definitions when the run is concrete (then
+    an overflow is warned about)."""
+    if not found:
+        return None
+    if not _is_concrete(ys):
+        return found[0]
+    events = eqx.tree_at(lambda e: e.definitions, found[0],
+                         eqx.combine(args["events"], plan.events), is_leaf=lambda x: x is None)
+    text = overflow_message(events)
+    if text is not None:
+        warnings.warn(text, stacklevel=3)
+    return events
 
 
 def settings_of(plan: Plan, args: dict, solver: str) -> SolveSettings | None:

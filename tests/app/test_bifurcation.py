@@ -1,4 +1,5 @@
-"""The bifurcation diagram's app model, without Qt: branches, pieces, labels, clicks."""
+"""The bifurcation diagram's app model, without Qt: branches of equilibria and of periodic
+orbits, pieces, labels, clicks."""
 
 import jax.numpy as jnp
 import numpy as np
@@ -19,6 +20,45 @@ class Pitchfork(dl.Model):
 
     def initial_state(self):
         return jnp.array([0.1, 0.0])
+
+
+class Bautin(dl.Model):
+    """``r' = r (mu + r^2 - r^4)``, ``theta' = 1``: a subcritical Hopf point at ``mu = 0``,
+    unstable cycles back to a fold of cycles at ``mu = -1/4``, ``r^2 = 1/2``, stable ones
+    beyond it: ``mu = r^4 - r^2``."""
+
+    mu: float = -0.5
+    state_names = ("x", "y")
+
+    def vector_field(self, t, y):
+        r2 = y[0] ** 2 + y[1] ** 2
+        g = self.mu + r2 - r2**2
+        return jnp.stack([g * y[0] - y[1], y[0] + g * y[1]])
+
+    def initial_state(self):
+        return jnp.array([0.0, 0.0])
+
+
+def test_the_bautin_diagram_has_its_cycles_and_their_fold():
+    diagram = run_continuation(BifurcationRequest(Bautin(), "bautin", "mu", -0.5, 0.5))
+    (hopf, fold) = diagram.labels("x")
+    assert hopf[0] == "H" and abs(hopf[1]) < 1e-9 and hopf[2] == 0.0
+    assert fold[0] == "LPC" and fold[1] == pytest.approx(-0.25, abs=1e-6)
+    assert fold[2] == pytest.approx(np.sqrt(0.5), abs=1e-6)  # at the orbit's greatest x
+    (small, big) = diagram.cycle_pieces()  # cut at the fold of cycles
+    assert not small.stable and big.stable
+    assert small.values[-1] == big.values[0] == fold[1]
+    assert small.maxima[-1, 0] == big.maxima[0, 0] == fold[2]
+    for piece in (small, big):
+        r = piece.maxima[:, 0]
+        np.testing.assert_allclose(piece.values, r**4 - r**2, atol=1e-6)
+        np.testing.assert_allclose(piece.minima, -piece.maxima, atol=1e-6)
+    r = np.sqrt((1 + np.sqrt(2.0)) / 2)  # the stable orbit at mu = 0.25
+    assert diagram.nearest(0.25, r, "x", (1.0, 2.0)) == pytest.approx(0.25, abs=0.02)
+    assert diagram.nearest(0.25, -r, "x", (1.0, 2.0)) == pytest.approx(0.25, abs=0.02)
+    plain = run_continuation(BifurcationRequest(Bautin(), "bautin", "mu", -0.5, 0.5,
+                                                cycles=False))
+    assert plain.cycles == () and [label for label, _, _ in plain.labels("x")] == ["H"]
 
 
 @pytest.mark.slow

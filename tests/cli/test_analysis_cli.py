@@ -57,6 +57,7 @@ def test_lyapunov_json():
     ("continue", "lorenz", "--param", "nope", "--from", "0", "--to", "1"),
     ("continue", "lorenz", "--param", "rho", "--from", "0"),
     ("continue", "lorenz", "--param", "rho", "--from", "0", "--to", "1", "--state", "w=1"),
+    ("continue", "lorenz", "--param", "rho", "--from", "0", "--to", "1", "--param2", "beta"),
     ("lyapunov", "lorenz", "--t1", "-5"),
     ("lyapunov", "lorenz", "--t1", "5", "--set", "rho=x"),
 ])
@@ -64,3 +65,25 @@ def test_bad_input_is_one_line_exit_2(args, capsys):
     assert main(list(args)) == 2
     out, err = capsys.readouterr()
     assert out == "" and err.count("\n") == 1 and err.startswith("difflab: error: ")
+
+
+@pytest.mark.slow
+def test_continue_curves_json(capsys):
+    """FitzHugh-Nagumo's Hopf points lie on v^2 = 1 - b / tau; the Hopf curves end at
+    Bogdanov-Takens points where they meet the folds (1 - v^2 = 1 / b): b = tau^0.5."""
+    args = ["continue", "fitzhugh_nagumo", "--param", "current", "--from", "0", "--to", "1.5",
+            "--param2", "b", "--from2", "0.5", "--to2", "4", "--json"]
+    assert main(args) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert set(data) == {"param", "points", "special", "curves"}
+    assert [c["type"] for c in data["curves"]] == ["hopf", "hopf"]
+    a, tau = 0.7, 12.5
+    for curve in data["curves"]:
+        assert curve["params"] == ["current", "b"]
+        for point in curve["points"]:
+            (current, b), (v, w) = point["values"].values(), point["state"].values()
+            assert v**2 == pytest.approx(1 - b / tau, abs=1e-9)
+            assert w == pytest.approx((v + a) / b, abs=1e-9)
+            assert current == pytest.approx(w - v + v**3 / 3, abs=1e-9)
+        bt = [s for s in curve["special"] if s["type"] == "bogdanov-takens"]
+        assert len(bt) == 1 and bt[0]["values"]["b"] == pytest.approx(tau**0.5, rel=1e-6)

@@ -43,7 +43,7 @@ def test_run_writes_csv_and_h5(tmp_path):
     assert main([*argv, "--out", str(csv_path)]) == 0
     assert main([*argv, "--out", str(h5_path)]) == 0
     with open(csv_path) as f:
-        rows = list(csv.reader(f))
+        rows = [row for row in csv.reader(f) if not row[0].startswith("#")]
     assert rows[0] == ["t", "theta", "omega"]
     table = np.array(rows[1:], dtype=float)
     with h5py.File(h5_path, "r") as f:
@@ -112,3 +112,25 @@ def test_no_qt_is_loaded_by_the_engine_or_the_cli():
             "('PySide6', 'pyqtgraph', 'shiboken6')))")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert result.stdout.strip().splitlines()[-1] == "[]"
+
+
+def test_a_reader_that_stops_early_gets_no_traceback():
+    """``difflab ... --json | head -c 1``: the writer ends quietly (128 + SIGPIPE)."""
+    process = subprocess.Popen([sys.executable, "-m", "difflab", "equilibria", "lorenz",
+                                "--json"],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    process.stdout.close()  # before anything is written
+    stderr = process.stderr.read().decode()
+    assert process.wait(timeout=120) == 141, stderr
+    assert stderr == ""
+
+
+@pytest.mark.parametrize("option", ["--version", "--help"])
+def test_version_and_help_answer_without_starting_jax(option):
+    code = ("import sys\nfrom difflab.cli import main\n"
+            f"try:\n    main([{option!r}])\nexcept SystemExit:\n    pass\n"
+            "print(sorted(m for m in sys.modules if m.split('.')[0] in ('jax', 'equinox')))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip().splitlines()[-1] == "[]"

@@ -89,7 +89,7 @@ def test_export_plot_png_svg_and_data_csv(qtbot, window, tmp_path):
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert b"<svg" in svg.read_bytes()[:2000]
     with open(table) as f:
-        rows = list(csv.reader(f))
+        rows = [row for row in csv.reader(f) if not row[0].startswith("#")]
     assert rows[0] == ["t", "theta", "omega"]
     values = np.array(rows[1:], dtype=float)
     np.testing.assert_array_equal(values[:, 1], window.lab.current.ys[:, 0])

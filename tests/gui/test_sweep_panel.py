@@ -2,6 +2,7 @@
 
 import time
 
+import jax.numpy as jnp
 import numpy as np
 import pytest
 from PySide6.QtCore import QTimer
@@ -51,6 +52,11 @@ def test_sweep_finishes_and_matches_simulate_and_a_click_simulates_the_point(qtb
     curve = panel.preview_curves[2]
     qtbot.waitUntil(lambda: np.allclose(curve.yData, expected), timeout=LONG)
     assert window.lab.undo_stack.undo_text.startswith("Simulate sweep point rho")
+    title = panel.preview.getPlotItem().titleLabel
+    assert title.text.startswith("rho = ")
+
+    panel.show_data(None)  # another sweep shown: the point described was of this one
+    assert title.text == "click a point of the sweep to simulate it"
 
 
 @pytest.mark.slow
@@ -101,3 +107,78 @@ def test_stop_ends_a_sweep_between_chunks(qtbot, window):
     assert not data.complete and 0 < np.count_nonzero(data.result != -1) < 4000
     assert data.stats["stopped"]
     assert "(stopped)" in panel.summary.text()
+
+
+class Rossler(dl.Model):
+    """Rossler's system: with a = b = 0.2 its cycle doubles as c grows."""
+
+    a: float = dl.param(0.2, bounds=(0.0, 1.0))
+    b: float = dl.param(0.2, bounds=(0.0, 2.0))
+    c: float = dl.param(5.7, bounds=(1.0, 10.0))
+    state_names = ("x", "y", "z")
+
+    def vector_field(self, t, y):
+        x, yy, z = y
+        return jnp.stack([-yy - z, x + self.a * yy, self.b + z * (x - self.c)])
+
+    def initial_state(self):
+        return jnp.array([1.0, 1.0, 0.0])
+
+
+def _rossler(window, t1):
+    window.lab.select_model(window.lab.add_user_model(Rossler))
+    window.lab.set_settings(t1=t1, dt=0.01, solver="rk4")
+    panel = window.views["sweep"]
+    window.tabs.setCurrentWidget(panel)
+    return panel
+
+
+@pytest.mark.slow
+def test_a_sweep_of_maxima_draws_an_orbit_diagram(qtbot, window):
+    """c = 2.5, 3.5, 4: a cycle of 1, 2 and 4 maxima; every value of every point is a dot."""
+    panel = _rossler(window, 300.0)
+    _configure(panel, "c", 3, reduction="maxima", state="x")
+    panel.axis1.lo.setValue(2.5)
+    panel.axis1.hi.setValue(3.5)  # 2.5, 3, 3.5
+    panel.after.setValue(150.0)
+    with qtbot.waitSignal(panel.finished, timeout=LONG) as blocker:
+        panel.run_button.click()
+    data = blocker.args[0]
+    values = data.observables["maxima_x"]
+    assert data.observable_specs["maxima_x"] == "maxima(x, after=150)" and values.shape == (3, 64)
+    x, y = panel.orbit.getData()
+    finite = np.isfinite(values)
+    assert len(x) == finite.sum() > 3 * 20 and panel.orbit.isVisible()
+    assert not panel.curve.isVisible()
+    np.testing.assert_array_equal(np.sort(y), np.sort(values[finite]))
+    np.testing.assert_array_equal(np.sort(x), np.sort(np.repeat([2.5, 3.0, 3.5], finite.sum(1))))
+    distinct = [1 + np.sum(np.diff(np.sort(v[np.isfinite(v)])) > 0.01) for v in values]
+    assert distinct[0] == 1 and distinct[2] == 2
+    panel.select_point(2)  # the point's values, marked on its line
+    mx, my = panel.marker.getData()
+    np.testing.assert_array_equal(my, values[2][finite[2]])
+
+
+@pytest.mark.slow
+def test_a_chaos_map_is_a_heat_map_centred_at_zero(qtbot, window):
+    """lyapunov over Lorenz's (rho, sigma): negative where an equilibrium is stable."""
+    window.lab.select_model("lorenz")
+    window.lab.set_settings(t1=20.0, dt=0.01, solver="rk4")
+    panel = window.views["sweep"]
+    window.tabs.setCurrentWidget(panel)
+    _configure(panel, "rho", 2, "sigma", 2, reduction="lyapunov")
+    panel.axis1.lo.setValue(0.5)
+    panel.axis1.hi.setValue(28.0)
+    panel.axis2.lo.setValue(10.0)
+    panel.axis2.hi.setValue(12.0)
+    assert not panel.state.isEnabled() and not panel.after.isEnabled()
+    with qtbot.waitSignal(panel.finished, timeout=LONG) as blocker:
+        panel.run_button.click()
+    data = blocker.args[0]
+    grid = data.reshape(data.observables["lyapunov"])
+    assert data.observable_specs["lyapunov"] == "lyapunov(20)"
+    assert (grid[0] < -0.3).all() and (grid[1] > 0.5).all()
+    np.testing.assert_array_equal(panel.image.image, grid)
+    lo, hi = panel.colorbar.levels()
+    assert lo == -hi == -np.abs(grid).max()
+    assert panel.colorbar.colorMap().name == "CET-D1"

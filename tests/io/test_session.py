@@ -196,19 +196,19 @@ def test_export_runs_and_sweeps_to_csv_and_npz(built, tmp_path):
     s = dl.open(built["path"])
     run, sweep = s.runs[0], s.sweeps[0]
     dl.io.export_csv(run, tmp_path / "run.csv")
-    rows = list(csv.reader(open(tmp_path / "run.csv")))
+    rows = [r for r in csv.reader(open(tmp_path / "run.csv")) if not r[0].startswith("#")]
     assert rows[0] == ["t", "x", "y", "z"]
     _equal(np.array(rows[1:], dtype=float),
            np.column_stack([np.asarray(run.ts), np.asarray(run.ys)]))
     dl.io.export_csv(sweep, tmp_path / "sweep.csv")
-    rows = list(csv.reader(open(tmp_path / "sweep.csv")))
+    rows = [r for r in csv.reader(open(tmp_path / "sweep.csv")) if not r[0].startswith("#")]
     assert rows[0] == ["point", "rho", "sigma", "result", "t", "x", "y", "z"]
     table = np.array(rows[1:], dtype=float)
     assert table.shape == (8 * N_SAVE, 8)
     _equal(table[N_SAVE * 5 : N_SAVE * 6, 5:], sweep.y[5])
     fit = s.fits[0]
     dl.io.export_csv(fit, tmp_path / "fit.csv")
-    rows = list(csv.reader(open(tmp_path / "fit.csv")))
+    rows = [r for r in csv.reader(open(tmp_path / "fit.csv")) if not r[0].startswith("#")]
     assert rows[0] == ["step", "loss", "rho"]
     _equal(np.array(rows[1:], dtype=float), [[0, 3.0, 20.0], [1, 1.0, 25.0], [2, 0.25, 27.5]])
     arrays = {"ys": run.ys, "y": sweep.y, "loss_history": fit.loss_history}

@@ -197,3 +197,19 @@ def test_columns_count_characters_not_bytes():
 def test_non_text_is_a_type_error():
     with pytest.raises(TypeError, match="must be a str"):
         from_equations(b"dx/dt = 1")
+
+
+def test_whole_powers_have_exact_derivatives_at_zero():
+    """``x**2`` multiplies: its second derivative at 0 is 2, not NaN (as pow's is), so a
+    Hopf point's first Lyapunov coefficient is the one ``x*x`` gives."""
+    text = ("params: mu = 0\ninit: x = 0, y = 0\n"
+            "dx/dt = mu*x - y + {sq} - x*{ysq} - x*{sq}\n"
+            "dy/dt = x + mu*y - y*{sq} - y*{ysq}\n")
+    powers = from_equations(text.format(sq="x**2", ysq="y**2"))
+    products = from_equations(text.format(sq="x*x", ysq="y*y"))
+    second = jax.hessian(lambda y: powers().vector_field(0.0, y)[0])(jnp.zeros(2))
+    np.testing.assert_allclose(second, [[2.0, 0.0], [0.0, 0.0]])
+    l1, omega = dl.solvers.first_lyapunov_coefficient(powers(), np.zeros(2))
+    expected, _ = dl.solvers.first_lyapunov_coefficient(products(), np.zeros(2))
+    assert np.isfinite(expected) and omega == pytest.approx(1.0)
+    assert l1 == pytest.approx(expected, rel=1e-12)

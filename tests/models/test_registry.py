@@ -7,7 +7,7 @@ import pytest
 
 from difflab.models import available, get
 
-DOMAINS = {"mechanics", "chaos", "biology", "fields", "stochastic", "neural"}
+DOMAINS = {"mechanics", "chaos", "biology", "fields", "stochastic", "neural", "oscillators"}
 NAMES = available()
 
 

@@ -1,4 +1,5 @@
-"""Pseudo-arclength continuation of an equilibrium branch in one parameter.
+"""Pseudo-arclength continuation of an equilibrium branch in one parameter, branch
+switching, and the entry point to curves of folds and Hopf points in two parameters.
 
 The branch is the curve ``F(x, p) = 0`` in ``(x, p)``. Each step predicts along the unit
 tangent ``v`` and corrects with optimistix's Newton on ``[F(y); v.(y - y_k) - ds]``; the
@@ -7,6 +8,10 @@ Along the branch three test functions change sign: the parameter component of th
 (a fold), ``sign det [F_y; w^T]`` (a branch point) and the number of complex eigenvalues
 with positive real part (a Hopf point). Each is then located by bisection on the
 arclength of the step where it changed, to about 1e-12 of the step.
+
+At a branch point the kernel of ``[F_x F_p]`` is two-dimensional: one direction is the
+branch's own tangent, and the hyperplane normal to the other one, a step away, cuts the
+second branch, which is then traced both ways from there.
 """
 
 import json
@@ -17,6 +22,8 @@ import jax.numpy as jnp
 import numpy as np
 import optimistix as optx
 
+from .arclength import check_range, joined, sign_changes, trace
+from .curves import bifurcation_curve, checked_point
 from .equilibria import _starts, default_box, eigenvalues, roots_from
 from .hopf import first_lyapunov_coefficient
 
@@ -24,15 +31,17 @@ SPECIAL_KINDS = ("fold", "hopf", "branch")
 
 
 class SpecialPoint(eqx.Module):
-    """A fold, Hopf or branch point: the parameter ``value`` and ``state`` there; at a
-    Hopf point also its ``frequency`` and first Lyapunov coefficient (``< 0``:
-    supercritical, ``> 0``: subcritical)."""
+    """A fold, Hopf or branch point: the parameter ``value`` and ``state`` there, the
+    branch's unit ``tangent`` in ``(state, parameter)``; at a Hopf point also its
+    ``frequency`` and first Lyapunov coefficient (``< 0``: supercritical, ``> 0``:
+    subcritical)."""
 
     kind: str = eqx.field(static=True)
     value: float
     state: np.ndarray
     frequency: float | None = None
     lyapunov_coefficient: float | None = None
+    tangent: np.ndarray | None = None
 
     @property
     def criticality(self) -> str | None:
@@ -144,73 +153,11 @@ def _as_state(model, state, y0) -> np.ndarray:
     return out
 
 
-def _check(model, param, start, stop):
-    specs = model.parameter_specs()
-    if param not in specs:
-        raise ValueError(f"{type(model).__name__} has no parameter {param!r}; "
-                         f"its parameters are {', '.join(specs) or 'none'}")
-    if not (np.isfinite(start) and np.isfinite(stop)) or start == stop:
-        raise ValueError(f"continuation needs finite start != stop, got {start} and {stop}")
-
-
-def _trace(tracer, y, v, start, stop, ds, ds_min, ds_max, max_points):
-    """Step along the branch from ``y`` until ``p`` leaves ``[start, stop]``."""
-    last = np.zeros_like(y)
-    last[-1] = 1.0
-    lo, hi = sorted((start, stop))
-    points, steps, status = [tracer.correct(y, last, 0.0, y, v)], [], "reached max_points"
-    while len(points) < max_points:
-        y, v = points[-1][0], points[-1][1]
-        new = tracer.arclength(y, v, ds)
-        ok, turned = new[2], new[1] @ v < 0.9
-        if not ok or turned:
-            ds /= 2
-            if ds < ds_min:
-                status = "step size fell below ds_min"
-                break
-            continue
-        p = new[0][-1]
-        if not lo <= p <= hi:  # land on the end of the range and stop
-            bound = hi if p > hi else lo
-            guess = y + (bound - y[-1]) / (p - y[-1]) * (new[0] - y)
-            new = tracer.correct(y, last, bound - y[-1], guess, v)
-            if new[2]:
-                points.append(new)
-                steps.append(float(v @ (new[0] - y)))
-            status = f"left the range at {bound:g}"
-            break
-        points.append(new)
-        steps.append(ds)
-        if new[3] <= 4:
-            ds = min(1.5 * ds, ds_max)
-    return points, steps, status
-
-
 def _unstable_pairs(values) -> np.ndarray:
     """How many complex eigenvalues have a positive real part, per row."""
     values = np.atleast_2d(values)
     scale = 1e-8 * np.maximum(1.0, np.max(np.abs(values), axis=-1, keepdims=True))
     return np.sum((np.abs(values.imag) > scale) & (values.real > 0), axis=-1)
-
-
-def _bisect(tracer, y, v, s_end, same):
-    """The point of the step ``y -> s_end`` where ``same(point)`` turns false."""
-    a, b, at = 0.0, s_end, None
-    for _ in range(80):
-        if abs(b - a) <= 1e-12 * abs(s_end):
-            break
-        mid = (a + b) / 2
-        point = tracer.arclength(y, v, mid)
-        if not point[2]:  # exactly on a singular point: step a little aside
-            mid = a + 0.49 * (b - a)
-            point = tracer.arclength(y, v, mid)
-            if not point[2]:
-                break
-        if same(point):
-            a = mid
-        else:
-            b, at = mid, point
-    return at if at is not None else tracer.arclength(y, v, b)
 
 
 _TESTS = {  # the test function of each kind of special point, at one corrected point
@@ -221,28 +168,20 @@ _TESTS = {  # the test function of each kind of special point, at one corrected 
 
 
 def _specials(tracer, points, steps, values, model, param, t, lyapunov_coefficient):
-    tests = {"fold": np.sign([p[1][-1] for p in points]),
-             "branch": np.array([p[4] for p in points]),
+    known = {"fold": np.sign([p[1][-1] for p in points]), "branch": [p[4] for p in points],
              "hopf": _unstable_pairs(values)}
-    found = []
-    for k, step in enumerate(steps):
-        y, v = points[k][0], points[k][1]
-        for kind, test in tests.items():
-            if test[k] == test[k + 1]:
-                continue
-            point = _bisect(tracer, y, v, step,
-                            lambda p, f=_TESTS[kind], was=test[k]: f(p) == was)
-            special = _special(kind, point, model, param, t, lyapunov_coefficient)
-            if special is not None:
-                found.append(special)
-    return tuple(found)
+    found = (_special(kind, point, points[k][1], tracer, model, param, t, lyapunov_coefficient)
+             for k, kind, point in sign_changes(tracer, points, steps, _TESTS, known))
+    return tuple(s for s in found if s is not None)
 
 
-def _special(kind, point, model, param, t, lyapunov_coefficient):
+def _special(kind, point, v, tracer, model, param, t, lyapunov_coefficient):
+    """The special point of ``kind`` at ``point``, found on a step with tangent ``v``."""
     y, jx = point[0], point[5]
     x, value = y[:-1], float(y[-1])
     if kind != "hopf":
-        return SpecialPoint(kind=kind, value=value, state=x)
+        tangent = _branch_tangent(tracer, y, v) if kind == "branch" else point[1]
+        return SpecialPoint(kind=kind, value=value, state=x, tangent=tangent)
     values = eigenvalues(jx)
     pairs = values[np.abs(values.imag) > 1e-8 * max(1.0, np.max(np.abs(values)))]
     if not len(pairs) or np.min(np.abs(pairs.real)) > 1e-6 * max(1.0, np.max(np.abs(values))):
@@ -252,40 +191,126 @@ def _special(kind, point, model, param, t, lyapunov_coefficient):
     if lyapunov_coefficient:
         l1, omega = first_lyapunov_coefficient(model.replace(**{param: value}), x, t)
     return SpecialPoint(kind=kind, value=value, state=x, frequency=omega,
-                        lyapunov_coefficient=l1)
+                        lyapunov_coefficient=l1, tangent=point[1])
 
 
-def continuation(model, param: str, start: float, stop: float, state=None, *,
+@eqx.filter_jit
+def _extended_jacobian(model, param, t, y):
+    """``[F_x F_p]`` at ``y = [x, p]``."""
+    return jax.jacfwd(_field(model, param, t))(y)
+
+
+def _kernel(tracer, y) -> np.ndarray:
+    """An orthonormal basis (n + 1, 2) of the kernel of ``[F_x F_p]`` at a branch point."""
+    jac = np.asarray(_extended_jacobian(*tracer.args, jnp.asarray(y)))
+    return np.linalg.svd(jac)[2][-2:].T
+
+
+def _branch_tangent(tracer, y, v) -> np.ndarray:
+    """The branch's tangent at the branch point ``y``: ``v`` (the tangent a step before)
+    projected on the kernel."""
+    basis = _kernel(tracer, y)
+    tangent = basis @ (basis.T @ v)
+    return tangent / np.linalg.norm(tangent)
+
+
+def _second_direction(basis, tangent, toward) -> np.ndarray:
+    """The unit vector of the kernel normal to ``tangent``; its parameter component
+    (where it has one, else its largest component) has the sign of ``toward``."""
+    a = basis.T @ tangent
+    c = basis @ np.array([-a[1], a[0]])
+    c = c / np.linalg.norm(c)
+    lead = c[-1] * toward if abs(c[-1]) > 1e-8 else c[np.argmax(np.abs(c))]
+    return c if lead > 0 else -c
+
+
+def _switch(tracer, model, param, point, start, stop, t, sizes, max_points):
+    """The second branch through the branch point ``point``, traced both ways from a
+    step either side: the two ``(points, steps, status)`` and the crossing point."""
+    y = checked_point(model, param, point, ("branch",), t)
+    if point.tangent is None or not min(start, stop) <= y[-1] <= max(start, stop):
+        raise ValueError(f"from_point must be a branch point of a Continuation in {param} "
+                         f"inside [{start:g}, {stop:g}]")
+    c = _second_direction(_kernel(tracer, y), np.asarray(point.tangent), np.sign(stop - start))
+    halves = []
+    for direction in (-c, c):
+        first = tracer.arclength(y, direction, sizes[0])
+        if not first[2]:
+            raise ValueError(f"no second branch found through {param}={y[-1]:g}")
+        halves.append(trace(tracer, first, start, stop, *sizes, max_points))
+    firsts = [points[0][0] for points, _, _ in halves]
+    middle = firsts[1] - firsts[0]
+    crossing = SpecialPoint(kind="branch", value=float(y[-1]), state=y[:-1],
+                            tangent=middle / np.linalg.norm(middle))
+    return halves, crossing
+
+
+def _step_sizes(start, stop, ds, ds_min, ds_max) -> tuple[float, float, float]:
+    span = abs(stop - start)
+    return (span / 100 if ds is None else float(ds), span * 1e-9 if ds_min is None
+            else float(ds_min), span / 50 if ds_max is None else float(ds_max))
+
+
+def _eigenvalues(points) -> np.ndarray:
+    return eigenvalues(np.array([p[5] for p in points]))
+
+
+def _branch(points, values, specials, status, model, param, start, stop) -> Continuation:
+    ys = np.array([p[0] for p in points])
+    return Continuation(
+        param=param, values=ys[:, -1], states=ys[:, :-1], eigenvalues=values,
+        stable=np.max(values.real, axis=-1) < 0, special=specials,
+        state_names=tuple(model.state_names), start=start, stop=stop, status=status,
+        model=model)
+
+
+def continuation(model, param, start: float, stop: float, state=None, *, from_point=None,
                  t: float = 0.0, ds: float | None = None, ds_min: float | None = None,
                  ds_max: float | None = None, max_points: int = 2000, tol: float = 1e-10,
-                 max_newton: int = 16, lyapunov_coefficient: bool = True) -> Continuation:
+                 max_newton: int = 16, lyapunov_coefficient: bool = True):
     """Continue the equilibrium nearest ``state`` (a dict by state name or an array;
     default: the initial state) at ``param = start`` towards ``stop``, by
     pseudo-arclength steps of ``ds`` (default ``|stop - start| / 100``, adapted between
     ``ds_min`` and ``ds_max``), until the parameter leaves ``[start, stop]`` or
     ``max_points`` points are on the branch. Folds, Hopf and branch points on the way
     are located to about 1e-12 of a step; Hopf points get their first Lyapunov
-    coefficient unless ``lyapunov_coefficient=False``.
+    coefficient unless ``lyapunov_coefficient=False``. Gives a :class:`Continuation`.
+
+    ``from_point``, a ``"branch"`` point of a branch in ``param``: the other branch
+    through it, both ways until ``param`` leaves ``[start, stop]``.
+
+    ``param`` a pair ``(p, q)`` and ``from_point`` a ``"fold"`` or ``"hopf"`` point of a
+    branch in ``p``: the curve of such points in ``(p, q)``, both ways until ``q`` leaves
+    ``[start, stop]``, with its cusp, Bogdanov-Takens and Bautin points. Gives a
+    :class:`BifurcationCurve`.
     """
     start, stop = float(start), float(stop)
-    _check(model, param, start, stop)
-    span = abs(stop - start)
-    ds = span / 100 if ds is None else float(ds)
-    ds_max = span / 50 if ds_max is None else float(ds_max)
-    ds_min = span * 1e-9 if ds_min is None else float(ds_min)
+    if from_point is not None and state is not None:
+        raise ValueError("give state or from_point, not both")
+    sizes = _step_sizes(start, stop, ds, ds_min, ds_max)
+    if not isinstance(param, str):
+        return bifurcation_curve(model, tuple(param), start, stop, from_point, t=t,
+                                 sizes=sizes, max_points=max_points, tol=tol,
+                                 max_newton=max_newton, lyapunov_coefficient=lyapunov_coefficient)
+    check_range(model, param, start, stop)
     tracer = _Tracer(model, param, t, tol, max_newton)
+    found = lambda points, steps, values: _specials(
+        tracer, points, steps, values, model, param, t, lyapunov_coefficient)
+    if from_point is not None:
+        (back, forth), crossing = _switch(tracer, model, param, from_point, start, stop, t,
+                                          sizes, max_points)
+        (b_values, f_values) = _eigenvalues(back[0]), _eigenvalues(forth[0])
+        specials = (*found(*back[:2], b_values)[::-1], crossing, *found(*forth[:2], f_values))
+        return _branch(joined(back[0], forth[0]), np.concatenate([b_values[::-1], f_values]),
+                       specials, "; ".join(dict.fromkeys([back[2], forth[2]])), model, param,
+                       start, stop)
     y = _first_point(model, param, start, state, t)
-    v = np.zeros_like(y)
-    v[-1] = np.sign(stop - start)
-    points, steps, status = _trace(tracer, y, v, start, stop, ds, ds_min, ds_max, max_points)
-    if not points[0][2]:
+    last = np.zeros_like(y)
+    last[-1] = 1.0
+    first = tracer.correct(y, last, 0.0, y, last * np.sign(stop - start))
+    if not first[2]:
         raise ValueError(f"the branch cannot start at {param}={start:g}")
-    ys = np.array([p[0] for p in points])
-    values = eigenvalues(np.array([p[5] for p in points]))
-    return Continuation(
-        param=param, values=ys[:, -1], states=ys[:, :-1], eigenvalues=values,
-        stable=np.max(values.real, axis=-1) < 0,
-        special=_specials(tracer, points, steps, values, model, param, t,
-                          lyapunov_coefficient),
-        state_names=tuple(model.state_names), start=start, stop=stop, status=status,
-        model=model)
+    points, steps, status = trace(tracer, first, start, stop, *sizes, max_points)
+    values = _eigenvalues(points)
+    return _branch(points, values, found(points, steps, values), status, model, param, start,
+                   stop)

@@ -31,6 +31,7 @@ def _directional(model, t, x, directions):
 
 
 _derivative = eqx.filter_jit(_directional)
+_jacobian = eqx.filter_jit(jacobian)
 
 
 def _multilinear(model, t, x, vectors) -> np.ndarray:
@@ -45,7 +46,7 @@ def _multilinear(model, t, x, vectors) -> np.ndarray:
 def first_lyapunov_coefficient(model, x, t=0.0) -> tuple[float, float]:
     """``(l1, omega)`` at an equilibrium ``x`` with a pair of eigenvalues ``+-i omega``."""
     x = np.asarray(x, dtype=float)
-    a = np.asarray(jacobian(model, x, t), dtype=float)
+    a = np.asarray(_jacobian(model, x, t), dtype=float)
     values, vectors = np.linalg.eig(a)
     i = int(np.argmin(np.abs(values.real) + np.where(values.imag > 0, 0, np.inf)))
     omega = float(values[i].imag)

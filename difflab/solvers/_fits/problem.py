@@ -48,8 +48,18 @@ class Scale:
     def kind(self) -> tuple[bool, bool, bool]:
         return self.log, math.isfinite(self.lo), math.isfinite(self.hi)
 
-    def value(self, u):
-        return bounded(self.kind, u, self.lo, self.hi)
+    def value(self, u: float) -> float:
+        """The parameter of ``u``, on the host (``bounded`` in NumPy: no program to compile)."""
+        u = float(u)
+        if math.isfinite(self.lo) and math.isfinite(self.hi):
+            v = self.lo + (self.hi - self.lo) * _sigmoid(u)
+        elif math.isfinite(self.lo):
+            v = self.lo + _softplus(u)
+        elif math.isfinite(self.hi):
+            v = self.hi - _softplus(-u)
+        else:
+            v = u
+        return math.exp(v) if self.log else v
 
     def unconstrained(self, p: float) -> float:
         v = math.log(p) if self.log else float(p)
@@ -69,6 +79,17 @@ class Scale:
         width = self.hi - self.lo if math.isfinite(self.hi - self.lo) else 1.0
         v = min(max(v, self.lo + margin * width), self.hi - margin * width)
         return math.exp(v) if self.log else v
+
+
+def _sigmoid(u: float) -> float:
+    if u >= 0:
+        return 1.0 / (1.0 + math.exp(-u))
+    e = math.exp(u)
+    return e / (1.0 + e)
+
+
+def _softplus(u: float) -> float:
+    return max(u, 0.0) + math.log1p(math.exp(-abs(u)))
 
 
 def _softplus_inverse(y: float) -> float:

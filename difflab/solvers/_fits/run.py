@@ -49,10 +49,12 @@ class Runner:
         """Run one chunk; ``(step, chunk losses, chunk parameters, start losses)``."""
         # the step buffers have a power-of-two length, so small chunk sizes share a program
         size = 1 << max(4, (self.chunk - 1).bit_length())
-        out = _chunk(self.optimizer, self.problem, size, self.u, self.state,
-                     self.status, jnp.asarray(min(remaining, self.chunk)),
-                     jnp.asarray(np.nanmin(self.last_loss) if np.any(np.isfinite(self.last_loss))
-                                 else np.inf), self.args)
+        finite = np.isfinite(self.last_loss)
+        leader = np.nanmin(self.last_loss) if np.any(finite) else np.inf
+        # typed scalars: a weakly typed one would make the second chunk a new program
+        out = _chunk(self.optimizer, self.problem, size, self.u, self.state, self.status,
+                     jnp.asarray(min(remaining, self.chunk), jnp.int32),
+                     jnp.asarray(leader, jnp.result_type(float)), self.args)
         # keep the batch laid out as it went in, so the next chunk reuses the program
         self.u, self.state, self.status = jax.device_put(
             out[:3], _sharding.batch_sharding(self.mesh))
@@ -91,7 +93,8 @@ class Runner:
         final = np.where(np.isfinite(self.last_loss), self.last_loss, np.inf)
         best = int(np.argmin(final))
         u = jax.tree.map(lambda x: jnp.asarray(x[best]), u_rows)
-        r, jac, params = (np.asarray(x) for x in _final(self.problem, u, self.args))
+        r, jac, params, model = _final(self.problem, u, self.args)
+        r, jac, params = np.asarray(r), np.asarray(jac), np.asarray(params)
         result = Result(int(code[best]))
         if result == Result.SUCCESS and ((not done[best] and not adam) or stopped):
             result = Result.MAX_STEPS_REACHED
@@ -99,7 +102,7 @@ class Runner:
         param_history = (np.concatenate(self.param_history) if self.param_history
                          else np.zeros((0, len(self.problem.names))))
         return Outcome(best, u, r, jac, params, result, final, self._params(u_rows["scalars"]),
-                       history, param_history, self.problem.model(u, self.args))
+                       history, param_history, model)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -203,9 +206,12 @@ def _stalled(optimizer, status, loss, done, code, opt, leader):
 
 @eqx.filter_jit
 def _final(problem, u, args):
+    """The weighted residuals at ``u``, their Jacobian in the natural parameters, those
+    parameters and the model (one program: nothing is left to run op by op)."""
     r = problem.residuals(u, args, adjoint="forward")
     params = problem.params(u, args)
+    model = problem.model(u, args, params)
     if not problem.names:
-        return r, jnp.zeros((r.shape[0], 0)), params
+        return r, jnp.zeros((r.shape[0], 0)), params, model
     jac = jax.jacfwd(lambda p: problem.residuals(u, args, params=p, adjoint="forward"))(params)
-    return r, jac, params
+    return r, jac, params, model

@@ -9,6 +9,7 @@ from .catalog import available_solvers as available_solvers
 from .catalog import default_solver as default_solver
 from .catalog import resolve_solver as resolve_solver
 from .catalog import solver_name as solver_name
+from .catalog import solvers_for as solvers_for
 from .fixed import RK4 as RK4
 from .fixed import AbstractStepper as AbstractStepper
 from .fixed import Euler as Euler

@@ -16,8 +16,10 @@ import jax
 import jax.numpy as jnp
 
 from ...models import Model, SDEModel
+from .._host_checks import without_host_checks
 from .._result import Result, mark_diverged
-from .integrate import run_stats
+from .crossings import Watch
+from .integrate import after_stop, run_stats
 
 
 class Adaptive(eqx.Module):
@@ -75,31 +77,73 @@ class Adaptive(eqx.Module):
             inner = with_tolerances(self.controller, rtol, atol)
         return Guarded(inner)
 
-    def solve(self, model, y0, t0, t1, ts, dt0, rtol, atol, max_steps, adjoint=None):
+    def solve(self, model, y0, t0, t1, ts, dt0, rtol, atol, max_steps, adjoint=None,
+              watch=None):
         """Solve from ``t0`` to ``t1`` saving at ``ts``: ``(ys, result code, stats)``.
 
         ``dt0``: the first step (``None``: Hairer's choice). ``stats``: the accepted and
         rejected steps, the time reached and the step size there (see ``integrate``).
         ``adjoint``: how diffrax differentiates the solve (default ``ForwardMode``, for
         difflab's forward sensitivities; ``RecursiveCheckpointAdjoint`` for reverse mode).
+        ``watch``: the events to watch (a ``crossings.Watch``); then the run's ``Events``
+        come fourth.
         """
-        sol = diffrax.diffeqsolve(
-            diffrax.ODETerm(lambda t, y, args: model.vector_field(t, y)),
-            self.solver,
-            t0,
-            t1,
-            dt0,
-            y0,
-            saveat=diffrax.SaveAt(ts=ts, controller_state=True),
-            stepsize_controller=self.step_controller(rtol, atol),
-            max_steps=max_steps,
-            throw=False,
-            adjoint=diffrax.ForwardMode() if adjoint is None else adjoint,
-        )
+        adjoint = diffrax.ForwardMode() if adjoint is None else adjoint
+        reverse = isinstance(adjoint, diffrax.RecursiveCheckpointAdjoint)
+        sol = without_host_checks(_diffeqsolve, reverse=reverse)(
+            self, model, y0, t0, t1, ts, dt0, rtol, atol, max_steps, adjoint, watch)
+        if watch is not None:
+            return _watched_outcome(sol, ts, watch)
         _, t_reached, dt_reached = sol.controller_state
         stats = run_stats(sol.stats["num_accepted_steps"], sol.stats["num_rejected_steps"],
                           t_reached, dt_reached, jnp.inf)
         return sol.ys, from_diffrax(sol.result, sol.ys), stats
+
+
+def _diffeqsolve(adaptive, model, y0, t0, t1, ts, dt0, rtol, atol, max_steps, adjoint,
+                 watch):
+    """diffrax's solution of ``Adaptive.solve`` (run without diffrax's host checks of its
+    arguments, which DiffLab checks before tracing, so that it lowers for any backend)."""
+    controller = adaptive.step_controller(rtol, atol)
+    if watch is not None:
+        controller = Watched(controller, watch, model, as_stepped(adaptive.solver, controller))
+    return diffrax.diffeqsolve(
+        diffrax.ODETerm(lambda t, y, args: model.vector_field(t, y)), adaptive.solver,
+        t0, t1, dt0, y0, saveat=diffrax.SaveAt(ts=ts, controller_state=True),
+        stepsize_controller=controller, max_steps=max_steps, throw=False, adjoint=adjoint)
+
+
+def as_stepped(solver, controller):
+    """``solver`` as ``diffeqsolve`` steps it under ``controller`` with forward-mode
+    derivatives: its stages in a plain ``lax`` loop (diffrax's ``ForwardMode`` does so),
+    and an implicit solver's root finder on the controller's tolerances where it left
+    them to the controller (they are not numbers)."""
+    if isinstance(solver, diffrax.AbstractRungeKutta) and solver.scan_kind is None:
+        solver = eqx.tree_at(lambda s: s.scan_kind, solver, "lax", is_leaf=lambda x: x is None)
+    if isinstance(solver, diffrax.AbstractImplicitSolver):
+        finder = solver.root_finder
+        unset = [a for a in ("rtol", "atol", "norm") if not _is_set(getattr(finder, a))]
+        solver = eqx.tree_at(lambda s: [getattr(s.root_finder, a) for a in unset], solver,
+                             [getattr(controller, a) for a in unset])
+    return solver
+
+
+def _is_set(value) -> bool:
+    return callable(value) or isinstance(value, (int, float)) or eqx.is_array(value)
+
+
+def _watched_outcome(sol, ts, watch: Watch):
+    """``(ys, result code, stats, Events)`` of a solve that watched events: a stop at a
+    terminal event is a success, and the states saved after it are NaN."""
+    (_, t_reached, dt_reached), rec = sol.controller_state
+    stopped = rec.stopped_by >= 0
+    alive = (ts <= rec.t_stop)[:, None]
+    result = diffrax.RESULTS.where(sol.result == diffrax.RESULTS.event_occurred,
+                                   diffrax.RESULTS.successful, sol.result)
+    code = from_diffrax(result, jnp.where(alive, sol.ys, 0.0))
+    stats = run_stats(sol.stats["num_accepted_steps"], sol.stats["num_rejected_steps"],
+                      jnp.where(stopped, rec.t_stop, t_reached), dt_reached, jnp.inf)
+    return after_stop(ts, sol.ys, rec), code, stats, watch.finish(rec)
 
 
 def with_tolerances(controller, rtol, atol):
@@ -152,6 +196,52 @@ class Guarded(diffrax.AbstractAdaptiveStepSizeController):
         keep, next_t0, next_t1, jump, inner, result = self.inner.adapt_step_size(
             t0, t1, y0, y1_candidate, args, y_error, error_order, state[0])
         return keep, next_t0, next_t1, jump, (inner, next_t0, next_t1 - next_t0), result
+
+
+class Watched(diffrax.AbstractAdaptiveStepSizeController):
+    """A :class:`Guarded` controller that also watches events at every accepted step
+    (``crossings.py``), located on ``solver``'s own step, and ends the solve (diffrax's
+    ``event_occurred``) at a terminal one. Its state: ``(Guarded's, the Record)``."""
+
+    inner: Guarded
+    watch: Watch
+    model: Model
+    solver: diffrax.AbstractSolver
+
+    @property
+    def rtol(self):
+        return self.inner.rtol
+
+    @property
+    def atol(self):
+        return self.inner.atol
+
+    @property
+    def norm(self):
+        return self.inner.norm
+
+    def wrap(self, direction):
+        return eqx.tree_at(lambda c: c.inner, self, self.inner.wrap(direction))
+
+    def init(self, terms, t0, t1, y0, dt0, args, func, error_order):
+        tnext, state = self.inner.init(terms, t0, t1, y0, dt0, args, func, error_order)
+        return tnext, (state, self.watch.start(t0, y0))
+
+    def adapt_step_size(self, t0, t1, y0, y1_candidate, args, y_error, error_order, state):
+        keep, next_t0, next_t1, jump, inner, result = self.inner.adapt_step_size(
+            t0, t1, y0, y1_candidate, args, y_error, error_order, state[0])
+        rec = self.watch.update(state[1], self.step, self.model, t0, y0, t1, y1_candidate,
+                                accept=keep)
+        stops = (rec.stopped_by >= 0) & (state[1].stopped_by < 0)
+        result = diffrax.RESULTS.where(stops, diffrax.RESULTS.event_occurred, result)
+        return keep, next_t0, next_t1, jump, (inner, rec), result
+
+    def step(self, model, t0, y0, theta):
+        """The solver's step of size ``theta`` from ``(t0, y0)``."""
+        term = diffrax.ODETerm(lambda t, y, args: model.vector_field(t, y))
+        t1 = t0 + theta
+        state = self.solver.init(term, t0, t1, y0, None)
+        return self.solver.step(term, t0, t1, y0, None, state, False)[0]
 
 
 def initial_step(f, t0, y0, order, rtol, atol, norm):

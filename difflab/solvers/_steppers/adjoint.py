@@ -38,6 +38,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax.flatten_util import ravel_pytree
 
+from .._host_checks import error_if_on_cpu
 from .integrate import Plan, forward_integrate, save_step, sensitivities, step_count
 
 MAX_FORWARD = 16  # measured crossover: between 13 and 21 scalars (docs/fitting.md)
@@ -221,7 +222,7 @@ def _fixed_sweep(plan, args_of, live_values, ct, strategy):
     _, y0_pull = jax.vjp(lambda v: args_of(v)["y0"], live_values)
     grads = jax.tree.map(jnp.add, grads, y0_pull(lam)[0])
     too_long = n_steps > strategy.block ** strategy.levels
-    return eqx.error_if(grads, too_long, "CheckpointedAdjoint: the run has more than "
+    return error_if_on_cpu(grads, too_long, "CheckpointedAdjoint: the run has more than "
                         "block ** levels steps; raise levels (or block)")
 
 

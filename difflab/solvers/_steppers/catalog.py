@@ -30,6 +30,20 @@ def available_solvers() -> list[str]:
     return [*FIXED, *ADAPTIVE]
 
 
+def solvers_for(model) -> list[str]:
+    """The names of the solvers that can advance ``model`` (an instance or a class):
+    SDE models take ``euler_maruyama`` only, ``leapfrog`` needs a HamiltonianModel."""
+    model_type = model if isinstance(model, type) else type(model)
+    fitting = []
+    for name in available_solvers():
+        try:
+            _checked(name, model_type)
+        except ValueError:
+            continue
+        fitting.append(name)
+    return fitting
+
+
 def default_solver(model: Model) -> str:
     """The model's own ``default_solver``, else ``"euler_maruyama"`` (SDEs) or ``"rk4"``."""
     if type(model).default_solver is not None:

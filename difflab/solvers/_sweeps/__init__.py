@@ -1,6 +1,7 @@
 """One model at many points: parameter spaces, the sweep job and its compiled kernel,
 observables reduced on the device, and the results (in memory or through an output)."""
 
+from .chaos import largest_lyapunov as largest_lyapunov
 from .job import SweepChunk as SweepChunk
 from .job import SweepJob as SweepJob
 from .job import parse_size as parse_size

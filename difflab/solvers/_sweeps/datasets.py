@@ -10,6 +10,12 @@ _AFTER_POINT = {1: (), 2: ("state",), 3: ("time", "state")}  # a variable's dims
 TIME_ATTRS = {"units": "s", "long_name": "time", "standard_name": "time", "axis": "T"}
 
 
+def index_dimension(observable: str) -> str:
+    """The dimension along the values of an observable that keeps a vector per point
+    (as session files name it too)."""
+    return f"{observable}_index"
+
+
 def _xarray():
     try:
         import xarray
@@ -31,7 +37,8 @@ def sweep_dataset(columns: dict, shape, gridded: bool, time, state_names, variab
     ``columns`` maps each swept name (``"rho"``, ``"y0.x"``, ``"y0"``) to its values, one
     per point; ``shape`` is the space's (its number of points, unless a grid);
     ``time`` and each of ``variables`` are ``(values, attrs)``, a variable's values points
-    first, then ``(time, state)``, ``(state,)`` or nothing. ``gridded``: the points are a
+    first, then ``(time, state)``, ``(state,)`` or nothing, or ``(values, attrs, dims)``
+    naming the dimensions after the points (a vector observable's ``<name>_index``). ``gridded``: the points are a
     grid of ``shape``, one axis per column, in order (``difflab.grid``): the columns become
     dimensions, and ``point`` (each grid point's index) a coordinate over them. Else the
     points stay on a ``point`` dimension, the columns coordinates along it.
@@ -47,11 +54,13 @@ def sweep_dataset(columns: dict, shape, gridded: bool, time, state_names, variab
                   **{c: (("point", "state")[: np.ndim(v)], v) for c, v in columns.items()}}
     coords.update(time=("time", np.asarray(time[0]), time[1]), state=list(state_names))
     data = {}
-    for name, (values, var_attrs) in variables.items():
+    for name, (values, var_attrs, *after) in variables.items():
         values = np.asarray(values)
+        after = tuple(after[0]) if after else _AFTER_POINT[values.ndim]
         if name not in coords:
-            data[name] = (dims + _AFTER_POINT[values.ndim],
-                          values.reshape(*shape, *values.shape[1:]), var_attrs)
+            data[name] = (dims + after, values.reshape(*shape, *values.shape[1:]), var_attrs)
+            coords.update({d: np.arange(n) for d, n in zip(after, values.shape[1:])
+                           if d not in ("time", "state")})
     return _xarray().Dataset(data, coords, attrs)
 
 
@@ -61,7 +70,12 @@ def result_dataset(res):
     variables = {"y": (res.y, {"long_name": "state"}),
                  "result": (res.result, {"long_name": "result code"}),
                  "steps": (res.steps, {"long_name": "steps taken"}),
-                 **{n: (v, {"long_name": f"observable {n}"}) for n, v in res.observables.items()}}
+                 **{n: _observable(n, v) for n, v in res.observables.items()}}
     return sweep_dataset(space.columns, space.shape, space.kind == "grid",
                          (res.ts, dict(TIME_ATTRS)), res.state_names, variables,
                          {"space_kind": space.kind})
+
+
+def _observable(name: str, values) -> tuple:
+    attrs = {"long_name": f"observable {name}"}
+    return (values, attrs) if np.ndim(values) == 1 else (values, attrs, (index_dimension(name),))

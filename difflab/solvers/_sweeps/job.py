@@ -24,8 +24,10 @@ from .._resources import check_memory
 from .._result import Result
 from .._settings import solve_arguments
 from .._simulate import prepare, save_times
+from . import computed
 from . import kernel as _kernel
 from . import observables as _observables
+from .datasets import index_dimension
 from .spaces import as_space
 
 DEFAULT_MEMORY_BUDGET = 512 * 2**20
@@ -56,17 +58,20 @@ class Layout:
 
     @classmethod
     def make(cls, n, mesh, *, chunk_size, block_size, point_bytes, memory_budget):
+        """``block_size=None``: each device solves its rows at once, and a chunk fills
+        ``memory_budget`` on every device (the layout of GPUs and TPUs)."""
         processes, devices = jax.process_count(), mesh.size
         local = devices // processes
         share = -(-n // processes)
         if chunk_size is None:
             fit = max(1, int(memory_budget) // (2 * point_bytes))
-            target = min(share, fit, max(-(-share // 10), 16 * local * block_size))
+            target = (min(share, local * fit) if block_size is None else
+                      min(share, fit, max(-(-share // 10), 16 * local * block_size)))
             chunk_size = -(-share // -(-share // target))
         chunk_size = min(int(chunk_size), share)
         per_process = -(-share // chunk_size) * chunk_size
         rows = -(-chunk_size // local)
-        n_blocks = -(-rows // block_size)
+        n_blocks = -(-rows // (block_size or rows))
         block = -(-rows // n_blocks)
         if block >= VECTOR:  # whole vectors: a ragged block end costs more than padding
             block = -(-block // VECTOR) * VECTOR
@@ -129,7 +134,8 @@ class SweepJob:
     def __init__(self, model, space, t1=None, *, t0=None, dt=None, solver=None, n_save=None,
                  y0=None, key=None, rtol=None, atol=None, max_steps=None, settings=None,
                  observables=None, trajectories=None, chunk_size=None,
-                 memory_budget=DEFAULT_MEMORY_BUDGET, block_size=None, devices=None):
+                 memory_budget=None, block_size=None, devices=None, layout=None,
+                 kernel="auto"):
         if not isinstance(model, Model):
             raise TypeError(f"model must be a difflab.Model, not {type(model).__name__}")
         self.model, self.space = model, as_space(space)
@@ -150,12 +156,19 @@ class SweepJob:
         self.mesh = _sharding.batch_mesh(self._devices(devices))
         self._check_chunking(chunk_size, block_size)
         columns = not (self.plan.solver.adaptive or self.plan.solver.stochastic)
-        block = int(block_size or (BLOCK_COLUMNS if columns else BLOCK_EACH))
-        self._block, self._budget = block, parse_size(memory_budget)
+        device = self.mesh.devices.flat[0]
+        self.device_layout = _kernel.resolve_layout(layout, device.platform)
+        self.engine = _kernel.resolve_engine(kernel, model, self.plan.solver, self.names)
+        whole = self.device_layout == "whole"
+        block = block_size or (None if whole else BLOCK_COLUMNS if columns else BLOCK_EACH)
+        budget = DEFAULT_MEMORY_BUDGET if memory_budget is None else parse_size(memory_budget)
+        if whole and memory_budget is None:
+            budget = _kernel.device_budget(device, budget)
+        self._block, self._budget = block, budget
         key_data, self._key_impl = _key_base(key)
         self.base = dict(self.args, key=key_data)
+        self.observable_sizes = self._check_observables()
         self.set_chunk_size(chunk_size)
-        self._check_observables()
         self.ts = np.asarray(save_times(self.plan, self.args))
         if not self.keep_y:
             self.ts = self.ts[-1:]
@@ -166,9 +179,9 @@ class SweepJob:
         self.layout = Layout.make(len(self.space), self.mesh, chunk_size=chunk_size,
                                   block_size=self._block, point_bytes=self._point_bytes(),
                                   memory_budget=self._budget)
-        self.kernel = _kernel.Kernel(self.plan, self.names, self.y0_swept, self.observables,
+        self.kernel = _kernel.Kernel(self.plan, self.names, self.y0_swept, self.kernel_observables,
                                            self.keep_y, self.layout.block, self.state_names,
-                                           self._key_impl)
+                                           self._key_impl, self.engine)
 
     @staticmethod
     def _devices(devices):
@@ -182,17 +195,21 @@ class SweepJob:
             if value is not None and (not isinstance(value, (int, np.integer)) or value < 1):
                 raise ValueError(f"{name} must be a positive integer, got {value!r}")
 
+    def _observed_values(self) -> int:
+        """How many numbers the observables keep per point."""
+        return sum(self.observable_sizes.get(name) or 1 for name, _ in self.observables)
+
     def _point_bytes(self) -> int:
         kept = self.plan.n_save if self.keep_y else 1
         n = len(self.state_names)
-        return 8 * (kept * n + len(self.observables) + len(self.space.names) + n + 4)
+        return 8 * (kept * n + self._observed_values() + len(self.space.names) + n + 4)
 
     def output_bytes(self) -> int:
         """About the bytes of every point's results (trajectories or final states,
         observables, codes and swept values): in memory when collected, in a file when
         streamed to one."""
         n = len(self.state_names)
-        values = len(self.ts) * n + len(self.observables) + len(self.space.names)
+        values = len(self.ts) * n + self._observed_values() + len(self.space.names)
         return self.n_points * (8 * (values + (n if self.y0_swept else 0)) + 16)
 
     def check_memory(self, collect: bool = True) -> None:
@@ -206,21 +223,44 @@ class SweepJob:
                     "(out=, the command line), which keeps nothing in memory")
         check_memory(need, f"a sweep of {self.n_points:,} points", hint)
 
-    def _check_observables(self) -> None:
-        if not self.observables:
-            return
-        n = len(self.state_names)
-        traj_shape = jax.ShapeDtypeStruct((self.plan.n_save, n), jnp.result_type(float))
+    def _check_observables(self) -> dict:
+        """``{name: k}`` for the observables giving ``k`` values per point (``ValueError``
+        for a name taken or a result of another shape)."""
+        sizes, keyed = {}, []
         for name, fn in self.observables:
             if name in self.space.names:
                 raise ValueError(f"observable {name!r} has the name of a swept column")
-            ts = save_times(self.plan, self.args)
-            probe = lambda ys: fn(_kernel.Trajectory(ts, ys, jnp.int32(0), jnp.int64(0),
-                                                           self.state_names))
-            shape = jax.eval_shape(probe, traj_shape).shape
-            if shape != ():
-                raise ValueError(f"observable {name!r} must return one number per point, "
-                                 f"not an array of shape {shape}")
+            fn, result = computed.keyed(fn, self._observe_point, self._point_structs())
+            keyed.append((name, fn))
+            shape = result.shape
+            if len(shape) > 1:
+                raise ValueError(f"observable {name!r} must return one number or one vector "
+                                 f"per point, not an array of shape {shape}")
+            if shape:
+                sizes[name] = int(shape[0])
+        taken = {index_dimension(name) for name in sizes} & {n for n, _ in self.observables}
+        if taken:
+            raise ValueError(f"observable {taken.pop()!r} has the name of another "
+                             "observable's index dimension")
+        self.kernel_observables = tuple(keyed)  # keyed by what they compute
+        return sizes
+
+    def _point_structs(self) -> tuple:
+        """Shapes and dtypes of what a point's trajectory is made of in the kernel."""
+        f, n = jnp.result_type(float), len(self.state_names)
+        count = jnp.int64 if jax.config.jax_enable_x64 else jnp.int32
+        dynamic = jax.tree.map(lambda x: jax.ShapeDtypeStruct(x.shape, x.dtype),
+                               self.args["model"])
+        values = {name: jax.ShapeDtypeStruct((), f) for name in self.names}
+        return (jax.ShapeDtypeStruct((self.plan.n_save,), f),
+                jax.ShapeDtypeStruct((self.plan.n_save, n), f), jax.ShapeDtypeStruct((), jnp.int32),
+                jax.ShapeDtypeStruct((), count), dynamic, values)
+
+    def _observe_point(self, fn, ts, ys, result, steps, dynamic, values):
+        """``fn`` of a point's trajectory, built as the kernel builds it (``kernel._observe``)."""
+        model = eqx.combine(dynamic, self.plan.model_static)
+        model = _kernel.with_values(model, self.names, values)
+        return fn(_kernel.Trajectory(ts, ys, result, steps, self.state_names, model=model))
 
     # -- the points ---------------------------------------------------------------------
 

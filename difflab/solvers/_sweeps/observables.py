@@ -1,12 +1,18 @@
-"""Observables: numbers reduced from a trajectory on the device, one per sweep point.
+"""Observables: what a sweep keeps of each point's trajectory, reduced on the device.
 
-An observable is a function of a :class:`Trajectory` returning a scalar, or one of the
-named reductions below written as text (as a sweep's TOML file does)::
+An observable is a function of a :class:`Trajectory` returning a number or a vector, or
+one of these specs written as text (as a sweep's TOML file does)::
 
     "max(x)"  "min(x)"  "mean(x)"  "std(x)"  "final(x)"  "amplitude(x)"  "period(x)"
+    "max(x, after=50)"                 only the saved times t >= 50 count (the transient)
+    "maxima(x, after=50, k=64)"        the first k local maxima of x after t = 50
+    "section(x, y=0, after=50, k=64)"  x where y crosses 0 upwards after t = 50
+    "lyapunov(100, dt=0.01)"           the largest Lyapunov exponent over 100 more
 
 ``amplitude`` is ``(max - min) / 2``; ``period`` the mean time between upward crossings
-of the state's mean value (NaN with fewer than two crossings).
+of the state's mean value (NaN with fewer than two crossings). ``maxima`` and
+``section`` give ``k`` values per point (default 64, NaN-padded): an orbit diagram
+(``orbits``); ``lyapunov`` continues from the end of the run (``chaos``).
 """
 
 import functools
@@ -14,12 +20,34 @@ import re
 
 import jax.numpy as jnp
 
-_SPEC = re.compile(r"\s*([a-z_]+)\s*\(\s*([^()\s]+)\s*\)\s*")
+from .chaos import DEFAULT_DT, DEFAULT_EVERY, LargestLyapunov
+from .orbits import Maxima, Section
+from .spec import DEFAULT_VALUES, SpecObservable, after_mask, number_text, spec_text
+
+_CALL = re.compile(r"\s*([a-z_]+)\s*\((.*)\)\s*", re.DOTALL)
+_ARG = re.compile(r"\s*(?:([A-Za-z_][\w.]*)\s*=\s*)?([^=,()\s]+)\s*")
+MAX_VALUES = 100_000  # k: values per point of an orbit-diagram observable
 
 
-def _period(ts, xs):
-    s = xs - jnp.mean(xs)
-    up = (s[:-1] < 0) & (s[1:] >= 0)
+def _count(m):
+    return jnp.sum(m)
+
+
+def _mean(xs, m):
+    return jnp.sum(jnp.where(m, xs, 0.0)) / _count(m)
+
+
+def _std(xs, m):
+    return jnp.sqrt(_mean((xs - _mean(xs, m)) ** 2, m))
+
+
+def _extreme(fn, fill):
+    return lambda ts, xs, m: jnp.where(_count(m) > 0, fn(jnp.where(m, xs, fill)), jnp.nan)
+
+
+def _period(ts, xs, m):
+    s = xs - _mean(xs, m)
+    up = m[:-1] & (s[:-1] < 0) & (s[1:] >= 0)
     denominator = jnp.where(up, s[1:] - s[:-1], 1.0)
     crossing = ts[:-1] - s[:-1] * (ts[1:] - ts[:-1]) / denominator
     count = jnp.sum(up)
@@ -28,56 +56,145 @@ def _period(ts, xs):
     return jnp.where(count >= 2, (last - first) / jnp.maximum(count - 1, 1), jnp.nan)
 
 
+_max, _min = _extreme(jnp.max, -jnp.inf), _extreme(jnp.min, jnp.inf)
+
+#: the reductions of one state to one number, over the saved times that count (``m``)
 REDUCTIONS = {
-    "max": lambda ts, xs: jnp.max(xs),
-    "min": lambda ts, xs: jnp.min(xs),
-    "mean": lambda ts, xs: jnp.mean(xs),
-    "std": lambda ts, xs: jnp.std(xs),
-    "final": lambda ts, xs: xs[-1],
-    "amplitude": lambda ts, xs: 0.5 * (jnp.max(xs) - jnp.min(xs)),
+    "max": _max,
+    "min": _min,
+    "mean": lambda ts, xs, m: _mean(xs, m),
+    "std": lambda ts, xs, m: _std(xs, m),
+    "final": lambda ts, xs, m: jnp.where(_count(m) > 0, xs[-1], jnp.nan),
+    "amplitude": lambda ts, xs, m: 0.5 * (_max(ts, xs, m) - _min(ts, xs, m)),
     "period": _period,
 }
+VECTORS = ("maxima", "section")
+KINDS = (*REDUCTIONS, *VECTORS, "lyapunov")
 
 
-class Named:
-    """A named reduction of one state, e.g. ``Named("max", "x")``; equal specs are equal."""
+class Named(SpecObservable):
+    """A named reduction of one state, e.g. ``Named("max", "x", after=50.0)``."""
 
-    def __init__(self, reduction: str, state: str):
-        self.reduction, self.state = reduction, state
+    def __init__(self, reduction: str, state: str, after: float | None = None):
+        self.reduction, self.state, self.after = reduction, state, after
 
     @property
     def spec(self) -> str:
-        return f"{self.reduction}({self.state})"
+        return spec_text(self.reduction, self.state,
+                         {"after": None if self.after is None else number_text(self.after)})
 
     def __call__(self, traj):
-        return REDUCTIONS[self.reduction](traj.ts, traj[self.state])
+        ts = traj.ts
+        return REDUCTIONS[self.reduction](ts, traj[self.state], after_mask(ts, self.after))
 
-    def __eq__(self, other):
-        return isinstance(other, Named) and other.spec == self.spec
 
-    def __hash__(self):
-        return hash(("difflab.observable", self.spec))
+def _arguments(spec: str, text: str) -> tuple[list[str], dict[str, str]]:
+    """The positional and keyword arguments of ``NAME(a, key=value, ...)``."""
+    positional, keywords = [], {}
+    for part in text.split(","):
+        match = _ARG.fullmatch(part)
+        if match is None:
+            raise ValueError(f"observable {spec!r}: cannot read {part.strip()!r}")
+        key, value = match.groups()
+        if key is None and keywords:
+            raise ValueError(f"observable {spec!r}: {value!r} must come before the key=value parts")
+        if key in keywords:
+            raise ValueError(f"observable {spec!r}: {key!r} is given twice")
+        if key is None:
+            positional.append(value)
+        else:
+            keywords[key] = value
+    return positional, keywords
 
-    def __repr__(self):
-        return f"observable {self.spec!r}"
+
+def _number(spec: str, key: str, text: str, *, positive=False) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not (abs(value) < float("inf")) or (positive and value <= 0):
+        kind = "a positive number" if positive else "a number"
+        raise ValueError(f"observable {spec!r}: {key} must be {kind}, not {text!r}")
+    return value
+
+
+def _values(spec: str, text: str | None) -> int:
+    if text is None:
+        return DEFAULT_VALUES
+    if not text.isdigit() or not 1 <= int(text) <= MAX_VALUES:
+        raise ValueError(f"observable {spec!r}: k must be a whole number from 1 to "
+                         f"{MAX_VALUES:,}, not {text!r}")
+    return int(text)
+
+
+def _state(spec: str, positional: list, state_names) -> str:
+    if len(positional) != 1:
+        raise ValueError(f"observable {spec!r} must name one state first, like 'max(x)'")
+    if positional[0] not in state_names:
+        raise ValueError(f"observable {spec!r}: no state {positional[0]!r}; "
+                         f"the states are {', '.join(state_names)}")
+    return positional[0]
+
+
+def _only(spec: str, keywords: dict, allowed) -> None:
+    extra = [k for k in keywords if k not in allowed]
+    if extra:
+        raise ValueError(f"observable {spec!r}: unknown option {extra[0]!r}; "
+                         f"it takes {', '.join(allowed) or 'none'}")
+
+
+def _lyapunov(spec: str, positional, keywords) -> LargestLyapunov:
+    _only(spec, keywords, ("t", "dt", "every"))
+    times = positional + ([keywords["t"]] if "t" in keywords else [])
+    if len(times) != 1:
+        raise ValueError(f"observable {spec!r} must give one time to average over, "
+                         "like 'lyapunov(100)'")
+    every = keywords.get("every", str(DEFAULT_EVERY))
+    if not every.isdigit() or int(every) < 1:
+        raise ValueError(f"observable {spec!r}: every must be a whole number >= 1, not {every!r}")
+    return LargestLyapunov(_number(spec, "t", times[0], positive=True),
+                           _number(spec, "dt", keywords.get("dt", repr(DEFAULT_DT)), positive=True),
+                           int(every))
+
+
+def _section(spec: str, state: str, keywords: dict, state_names, after, k) -> Section:
+    levels = {key: v for key, v in keywords.items() if key not in ("after", "k")}
+    if len(levels) != 1 or next(iter(levels)) not in state_names:
+        raise ValueError(f"observable {spec!r} must name the section as STATE=LEVEL, like "
+                         f"'section(x, y=0)'; the states are {', '.join(state_names)}")
+    (through, level), = levels.items()
+    return Section(state, through, _number(spec, through, level), after, k)
+
+
+def _build(spec: str, kind: str, positional, keywords, state_names) -> SpecObservable:
+    if kind == "lyapunov":
+        return _lyapunov(spec, positional, keywords)
+    state = _state(spec, positional, state_names)
+    after = None if "after" not in keywords else _number(spec, "after", keywords["after"])
+    if kind == "section":
+        return _section(spec, state, keywords, state_names, after, _values(spec, keywords.get("k")))
+    if kind == "maxima":
+        _only(spec, keywords, ("after", "k"))
+        return Maxima(state, after, _values(spec, keywords.get("k")))
+    _only(spec, keywords, ("after",))
+    return Named(kind, state, after)
 
 
 @functools.lru_cache(maxsize=None)
-def parse(spec: str, state_names: tuple[str, ...]) -> Named:
-    """The observable written as ``"max(x)"``; ``ValueError`` if it is not one."""
-    match = _SPEC.fullmatch(spec)
-    if match is None or match.group(1) not in REDUCTIONS:
+def parse(spec: str, state_names: tuple[str, ...]) -> SpecObservable:
+    """The observable written as ``"max(x)"`` (see the module); ``ValueError`` if it is not one."""
+    match = _CALL.fullmatch(spec)
+    if match is None or match.group(1) not in KINDS:
         raise ValueError(f"observable {spec!r} must read REDUCTION(STATE), with REDUCTION one of "
-                         f"{', '.join(REDUCTIONS)}")
-    if match.group(2) not in state_names:
-        raise ValueError(f"observable {spec!r}: no state {match.group(2)!r}; "
-                         f"the states are {', '.join(state_names)}")
-    return Named(match.group(1), match.group(2))
+                         f"{', '.join(REDUCTIONS)}, or maxima(STATE), section(STATE, STATE=LEVEL) "
+                         "or lyapunov(TIME)")
+    positional, keywords = _arguments(spec, match.group(2))
+    return _build(spec, match.group(1), positional, keywords, state_names)
 
 
 def describe_observable(fn) -> str:
     """How an observable is recorded in a file: its spec, or the function's name."""
-    if isinstance(fn, Named):
+    if isinstance(fn, SpecObservable):
         return fn.spec
     name = getattr(fn, "__qualname__", type(fn).__name__)
     return f"python:{getattr(fn, '__module__', '?')}.{name}"

@@ -19,7 +19,7 @@ from jax.experimental import multihost_utils
 
 from .._result import Result, message
 from .._simulate import model_of, simulate
-from .job import DEFAULT_MEMORY_BUDGET, NOT_RUN, SweepJob
+from .job import NOT_RUN, SweepJob
 from .observables import describe_observable
 from .spaces import Space, describe, short_names
 
@@ -30,8 +30,8 @@ class SweepResult:
 
     ``final`` (points, n_states) are the final states; ``ys`` (points, n_save, n_states)
     the trajectories at ``ts`` when kept (else ``None``); ``observables[name]`` (points,)
-    the reduced observables (``observable_specs[name]`` says how each is computed,
-    such as ``"max(x)"``); ``result`` (points,) the :class:`Result` codes (``-1`` for a
+    the reduced observables, or (points, k) for those keeping k values per point such as
+    ``"maxima(x, after=50)"`` (``observable_specs[name]`` says how each is computed); ``result`` (points,) the :class:`Result` codes (``-1`` for a
     point another process computed); ``steps`` the steps each took. ``stats`` holds the
     timings: compile time apart from run time. ``model``, ``settings`` (shared by every
     point), ``key`` and the swept ``y0`` rows are what made it: :meth:`rerun` simulates
@@ -157,7 +157,9 @@ class _Collector:
         self.y = np.full((n, k, len(job.state_names)), np.nan, dtype)
         self.result = np.full(n, NOT_RUN, np.int32)
         self.steps = np.full(n, NOT_RUN, np.int64)
-        self.observables = {name: np.full(n, np.nan, dtype) for name, _ in job.observables}
+        sizes = job.observable_sizes
+        self.observables = {name: np.full((n, *((sizes[name],) if name in sizes else ())),
+                                          np.nan, dtype) for name, _ in job.observables}
 
     def add(self, start, stop, y, result, steps, observables) -> None:
         self.y[start:stop], self.result[start:stop], self.steps[start:stop] = y, result, steps
@@ -171,7 +173,8 @@ _file_output = None  # how ``out=`` paths are opened; set by difflab.io (a layer
 def set_sweep_output(opener) -> None:
     """Make ``sweep(out=path)`` stream to files opened by ``opener(job, path, name=, resume=)``.
 
-    ``difflab.io`` registers its HDF5 writer when it is imported (``import difflab`` does).
+    ``difflab.io`` registers its HDF5 writer when it is imported (as the first use of any
+    of ``difflab``'s names does).
     """
     global _file_output
     _file_output = opener
@@ -283,9 +286,9 @@ def _gather(stats: dict) -> dict:
 
 def sweep(model, space, t1=None, *, t0=None, dt=None, solver=None, n_save=None, y0=None,
           key=None, rtol=None, atol=None, max_steps=None, settings=None, observables=None,
-          trajectories=None, chunk_size=None, memory_budget=DEFAULT_MEMORY_BUDGET,
-          block_size=None, devices=None, out=None, name=None, resume=None,
-          progress=None) -> SweepResult:
+          trajectories=None, chunk_size=None, memory_budget=None, block_size=None,
+          devices=None, out=None, name=None, resume=None, progress=None, layout=None,
+          kernel="auto") -> SweepResult:
     """Simulate ``model`` at every point of ``space``, sharded over every device.
 
     Args:
@@ -305,7 +308,15 @@ def sweep(model, space, t1=None, *, t0=None, dt=None, solver=None, n_save=None, 
         observables: ``{name: f}`` with ``f(traj) -> number`` run on the device for each
             point, or a spec like ``"max(x)"``; the trajectory is not kept unless asked.
         chunk_size: points per chunk (default: from ``memory_budget``, about a tenth of
-            the sweep); ``block_size``: points a device steps together.
+            the sweep on a CPU; on a GPU or TPU as many as fill it); ``memory_budget``:
+            bytes a chunk may take (default 512 MiB; on a GPU or TPU half the memory of
+            each device); ``block_size``: points a device steps together.
+        layout: how a device walks its rows: ``"blocks"`` of ``block_size`` one after
+            another (the CPU's default) or ``"whole"``, all at once (the default on GPUs
+            and TPUs).
+        kernel: ``"xla"``, ``"pallas"`` (the Pallas kernel of fixed-step sweeps; see
+            :func:`pallas_supported`) or ``"auto"`` (``"xla"`` for now: see
+            ``docs/performance.md``).
         devices: an int (the first N devices) or a list of devices; default all.
         out: an HDF5 session file to stream the results to, chunk by chunk; ``name`` its
             group under ``/sweeps``. The same sweep run again resumes the group
@@ -318,11 +329,12 @@ def sweep(model, space, t1=None, *, t0=None, dt=None, solver=None, n_save=None, 
     job = SweepJob(model, space, t1, t0=t0, dt=dt, solver=solver, n_save=n_save, y0=y0,
                    key=key, rtol=rtol, atol=atol, max_steps=max_steps, settings=settings,
                    observables=observables, trajectories=trajectories, chunk_size=chunk_size,
-                   memory_budget=memory_budget, block_size=block_size, devices=devices)
+                   memory_budget=memory_budget, block_size=block_size, devices=devices,
+                   layout=layout, kernel=kernel)
     job.check_memory(collect=True)  # before a file is touched
     output = None
     if out is not None:
         if _file_output is None:
-            raise RuntimeError("sweep(out=...) needs difflab.io: import difflab")
+            raise RuntimeError("sweep(out=...) needs difflab.io: import difflab.io")
         output = _file_output(job, out, name=name, resume=resume)
     return execute_sweep(job, output=output, progress=progress)

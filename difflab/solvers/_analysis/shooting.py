@@ -1,0 +1,129 @@
+"""Multiple shooting for periodic orbits, compiled.
+
+An orbit of period ``T`` is ``m`` points ``x_0 .. x_{m-1}`` on it, one at the start of
+each of ``m`` equal segments, with the period scaled out (``dy/ds = T f(y, p)``, ``s`` in
+``[0, 1]``). Each segment is ``k`` RK4 steps whose sizes, the ``mesh`` ``(m, k)``, are
+traced values (a mesh adapted to the orbit does not recompile). The unknowns are
+``u = [x_0, .., x_{m-1}, T, p]``; the equations are ``phi(x_i) - x_{i+1} = 0``
+(cyclically), a Poincare phase condition ``(x_0 - r) . d = 0`` and one more row ``c``
+(the arclength, or the parameter held fixed). The Jacobian is assembled from each
+segment's exact ``jax.jacfwd``; the monodromy matrix is the product of the segments'
+state Jacobians, so its eigenvalues are the Floquet multipliers.
+"""
+
+import functools
+
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+from jax.scipy.linalg import block_diag
+
+
+def _field(model, param, t):
+    """``f(y, p)``: the vector field with ``param`` set to ``p``."""
+    return lambda y, p: model.replace(**{param: p}).vector_field(t, y)
+
+
+def _segment(f, x, period, p, hs):
+    """RK4 steps of sizes ``hs`` on ``dy/ds = period * f(y, p)`` from ``x``: (end, path)."""
+    def g(y):
+        return period * f(y, p)
+
+    def step(y, h):
+        k1 = g(y)
+        k2 = g(y + 0.5 * h * k1)
+        k3 = g(y + 0.5 * h * k2)
+        k4 = g(y + h * k3)
+        y = y + (h / 6.0) * (k1 + 2.0 * k2 + 2.0 * k3 + k4)
+        return y, y
+
+    return jax.lax.scan(step, x, hs)
+
+
+def _unpack(u, m):
+    return u[:-2].reshape(m, -1), u[-2], u[-1]
+
+
+def _blocks(f, u, mesh):
+    """Each segment's end and its Jacobians in ``x``, ``T`` and ``p``."""
+    xs, period, p = _unpack(u, mesh.shape[0])
+
+    def flow(x, period, p, hs):
+        end = _segment(f, x, period, p, hs)[0]
+        return end, end
+
+    jac = jax.jacfwd(flow, argnums=(0, 1, 2), has_aux=True)
+    (a, b, c), ends = jax.vmap(jac, (0, None, None, 0))(xs, period, p, mesh)
+    return xs, ends, a, b, c
+
+
+def _jacobian(a, b, c, direction):
+    """``d [phi(x_i) - x_{i+1}; (x_0 - r) . d] / du``: (m n + 1, m n + 2)."""
+    m, n = a.shape[:2]
+    shift = jnp.kron(jnp.roll(jnp.eye(m), 1, axis=1), jnp.eye(n))
+    top = jnp.concatenate([block_diag(*a) - shift, b.reshape(-1, 1), c.reshape(-1, 1)], axis=1)
+    phase = jnp.concatenate([direction, jnp.zeros(m * n - n + 2)])
+    return jnp.concatenate([top, phase[None]])
+
+
+def _velocity(f, u, m):
+    """The unit direction of the flow at ``x_0``."""
+    xs, _, p = _unpack(u, m)
+    v = f(xs[0], p)
+    return v / jnp.linalg.norm(v)
+
+
+@eqx.filter_jit
+def correct(model, param, t, u0, c, ds, guess, ref, direction, orient, weights, mesh, tol,
+            max_steps):
+    """Newton on ``[phi(x_i) - x_{i+1}; (x_0 - ref) . direction; c . (u - u0) - ds]``
+    from ``guess``. Returns ``(u, tangent, ok, newton steps, monodromy, flow direction)``;
+    the unit tangent (in the ``weights`` norm) is oriented along ``orient``."""
+    f, m = _field(model, param, t), mesh.shape[0]
+
+    def system(u):
+        xs, ends, a, b, cp = _blocks(f, u, mesh)
+        r = jnp.concatenate([(ends - jnp.roll(xs, -1, axis=0)).ravel(),
+                             ((xs[0] - ref) @ direction)[None], (c @ (u - u0) - ds)[None]])
+        return r, jnp.concatenate([_jacobian(a, b, cp, direction), c[None]])
+
+    def body(state):
+        u, i, _ = state
+        r, jac = system(u)
+        du = jnp.linalg.solve(jac, r)
+        u = u - du
+        return u, i + 1, jnp.linalg.norm(du) <= tol * (1.0 + jnp.linalg.norm(u))
+
+    def going(state):
+        u, i, done = state
+        return (i < max_steps) & ~done & jnp.all(jnp.isfinite(u))
+
+    u, steps, done = jax.lax.while_loop(going, body, (guess, 0, jnp.array(False)))
+    _, _, a, b, cp = _blocks(f, u, mesh)
+    flow = _velocity(f, u, m)
+    last = jnp.zeros_like(u).at[-1].set(1.0)
+    w = jnp.linalg.solve(jnp.concatenate([_jacobian(a, b, cp, flow), (weights * orient)[None]]),
+                         last)
+    w = w / jnp.sqrt(w @ (weights * w))
+    monodromy = functools.reduce(lambda acc, ai: ai @ acc, list(a), jnp.eye(a.shape[1]))
+    ok = done & jnp.all(jnp.isfinite(u)) & jnp.all(jnp.isfinite(w)) \
+        & jnp.all(jnp.isfinite(monodromy))
+    return u, w, ok, steps, monodromy, flow
+
+
+@eqx.filter_jit
+def orbit_path(model, param, t, x, period, p, hs):
+    """The RK4 path ``(len(hs) + 1, n)`` from ``x`` with steps ``hs`` (summing to one
+    period), ``x`` first."""
+    path = _segment(_field(model, param, t), x, period, p, hs)[1]
+    return jnp.concatenate([x[None], path])
+
+
+@eqx.filter_jit
+def profile(model, param, t, u, mesh):
+    """The path ``(m k + 1, n)`` through the shooting points of ``u`` (each segment
+    started at its own point), ``x_0`` first."""
+    f = _field(model, param, t)
+    xs, period, p = _unpack(u, mesh.shape[0])
+    paths = jax.vmap(lambda x, hs: _segment(f, x, period, p, hs)[1])(xs, mesh)
+    return jnp.concatenate([xs[:1], paths.reshape(-1, xs.shape[1])])

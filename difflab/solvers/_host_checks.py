@@ -1,0 +1,191 @@
+"""Checks that call back to the host, kept out of programs that must lower for any backend.
+
+diffrax checks some arguments inside the compiled program with ``equinox.error_if``: a
+``lax.cond`` whose error branch raises through a host callback. A host callback lowers
+only for the backend that traces it, so such a program cannot be lowered for a GPU or a
+TPU from a CPU (``jax.jit(f).trace(...).lower(lowering_platforms=("cuda",))``,
+``jax.export``). :func:`without_host_checks` traces a function to a jaxpr and drops those
+checks from it, for that call only: each ``cond`` one of whose branches calls the host
+while the other passes its operands on becomes the pass-through (what ``EQX_ON_ERROR=off``
+does for the whole process), and a call (``jit``, ``custom_jvp``) that is left passing
+its operands on is dropped too, so no differentiation rule brings the check back.
+DiffLab reports its own failures as result codes (``_result.py``).
+"""
+
+import functools
+
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+from jax.extend.core import ClosedJaxpr, Jaxpr, Literal, jaxpr_as_fun
+
+#: primitives that run Python on the host
+CALLBACKS = frozenset({"pure_callback", "io_callback", "debug_callback"})
+#: call primitives and the parameter holding the jaxpr they call with their own operands
+_CALLS = {"pjit": "jaxpr", "jit": "jaxpr", "closed_call": "call_jaxpr",
+          "custom_jvp_call": "call_jaxpr", "custom_vjp_call": "call_jaxpr"}
+
+
+def without_host_checks(fn, *, reverse: bool = False):
+    """``fn`` (any pytrees in and out) with the host-callback checks of its jaxpr dropped,
+    and of its derivatives': ``jax.jvp`` of the result (``reverse=False``), or
+    ``jax.vjp`` (``reverse=True``, for a ``fn`` that differentiates only in reverse mode,
+    such as a solve under diffrax's ``RecursiveCheckpointAdjoint``; the backward pass
+    then solves forward again).
+
+    Every array ``fn`` depends on must be an argument: arrays it closes over would be
+    constants to its derivatives.
+    """
+
+    @functools.wraps(fn)
+    def checked_on_device(*args, **kwargs):
+        closed, out_struct, out_static = eqx.filter_make_jaxpr(fn)(*args, **kwargs)
+        flat = jax.tree.leaves(eqx.filter((args, kwargs), eqx.is_array))
+        out = _dropping_checks(jaxpr_as_fun(closed), reverse)(*flat)
+        return eqx.combine(jax.tree.unflatten(jax.tree.structure(out_struct), out),
+                           out_static)
+
+    return checked_on_device
+
+
+def error_if_on_cpu(x, pred, msg: str):
+    """``eqx.error_if(x, pred, msg)`` in a program for the CPU; in one for another backend,
+    ``x`` with its floating-point leaves NaN where ``pred`` holds (no host callback)."""
+    def nan_where(x, pred):
+        return jax.tree.map(lambda v: jnp.where(pred, jnp.nan, v)
+                            if jnp.issubdtype(v.dtype, jnp.inexact) else v, x)
+
+    return jax.lax.platform_dependent(x, pred, cpu=lambda x, pred: eqx.error_if(x, pred, msg),
+                                      default=nan_where)
+
+
+def _stripped(f):
+    """``f`` (arrays in, a list of arrays out) evaluated from its stripped jaxpr."""
+    return lambda *flat: jaxpr_as_fun(strip_closed(jax.make_jaxpr(f)(*flat)))(*flat)
+
+
+def _dropping_checks(f, reverse: bool):
+    """``_stripped(f)``, with a derivative rule that strips the checks of the derivative."""
+    call = (jax.custom_vjp if reverse else jax.custom_jvp)(_stripped(f))
+    if reverse:
+        call.defvjp(lambda *flat: (call(*flat), flat), _stripped_vjp(f))
+    else:
+        call.defjvp(_stripped_jvp(f))
+    return call
+
+
+def _stripped_jvp(f):
+    def jvp(primals, tangents):
+        n = len(primals)
+        both = _dropping_checks(lambda *pt: [*sum(jax.jvp(f, pt[:n], pt[n:]), [])], False)(
+            *primals, *tangents)
+        return both[:len(both) // 2], both[len(both) // 2:]
+
+    return jvp
+
+
+def _stripped_vjp(f):
+    def vjp(flat, cts):
+        n = len(flat)
+        return tuple(_stripped(lambda *pc: list(jax.vjp(f, *pc[:n])[1](list(pc[n:]))))(
+            *flat, *cts))
+
+    return vjp
+
+
+def calls_host(jaxpr) -> bool:
+    """Whether ``jaxpr`` (open or closed) shows a host callback anywhere inside."""
+    jaxpr = getattr(jaxpr, "jaxpr", jaxpr)
+    return any(eqn.primitive.name in CALLBACKS
+               or any(calls_host(sub) for sub in _subjaxprs(eqn.params))
+               for eqn in jaxpr.eqns)
+
+
+def strip_closed(closed: ClosedJaxpr) -> ClosedJaxpr:
+    """``closed`` without its host-callback checks (itself if it has none)."""
+    jaxpr = strip(closed.jaxpr)
+    return closed if jaxpr is closed.jaxpr else ClosedJaxpr(jaxpr, closed.consts)
+
+
+def strip(jaxpr: Jaxpr) -> Jaxpr:
+    """``jaxpr`` without its host-callback checks (itself if it has none)."""
+    renamed = {}
+    eqns = []
+    for eqn in jaxpr.eqns:
+        invars = [_renamed(v, renamed) for v in eqn.invars]
+        passed = _passed_on(eqn, invars)
+        if passed is not None:
+            renamed.update(zip(eqn.outvars, passed))
+            continue
+        eqns.append(_with_stripped_params(eqn, invars))
+    if not renamed and all(a is b for a, b in zip(eqns, jaxpr.eqns)):
+        return jaxpr
+    outvars = [_renamed(v, renamed) for v in jaxpr.outvars]
+    return jaxpr.replace(eqns=eqns, outvars=outvars)
+
+
+def _passed_on(eqn, invars):
+    """The operands a check passes on as its results, or ``None`` if ``eqn`` is no check."""
+    name = eqn.primitive.name
+    if name == "cond" and len(eqn.params["branches"]) == 2:
+        kept = [b for b in eqn.params["branches"] if not calls_host(b)]
+        if len(kept) == 1:
+            return _forwarded(kept[0], invars[1:])
+    elif name in _CALLS and _CALLS[name] in eqn.params:
+        body = eqn.params[_CALLS[name]]
+        stripped = _stripped_param(body)
+        if stripped is not body:
+            return _forwarded(stripped, invars)
+    return None
+
+
+def _with_stripped_params(eqn, invars):
+    params = {k: _stripped_param(v) for k, v in _quiet(eqn.primitive.name, eqn.params).items()}
+    if all(params[k] is v for k, v in eqn.params.items()) and invars == eqn.invars:
+        return eqn
+    return eqn.replace(invars=invars, params=params)
+
+
+def _quiet(name: str, params: dict) -> dict:
+    """``params`` of lineax's ``linear_solve`` (alone or batched by equinox's ``vprim``)
+    with ``throw=True`` turned off: its rule would raise through the host when lowered
+    (``optimistix`` solves so in the implicit derivative of a root find)."""
+    if name == "vprim":
+        inner = dict(params["params"])
+        quiet = _quiet(params["prim"].name, inner)
+        return params if quiet is inner else {**params, "params": tuple(quiet.items())}
+    if name == "linear_solve" and params["static"][-1] is True:  # its last argument
+        return {**params, "static": (*params["static"][:-1], False)}
+    return params
+
+
+def _forwarded(body, operands):
+    """What ``body`` returns when it only passes ``operands`` on; ``None`` otherwise."""
+    jaxpr = getattr(body, "jaxpr", body)
+    if jaxpr.eqns:
+        return None
+    position = {v: i for i, v in enumerate(jaxpr.invars)}
+    if not all(isinstance(v, Literal) or v in position for v in jaxpr.outvars):
+        return None
+    return [v if isinstance(v, Literal) else operands[position[v]] for v in jaxpr.outvars]
+
+
+def _renamed(var, renamed: dict):
+    return var if isinstance(var, Literal) else renamed.get(var, var)
+
+
+def _stripped_param(value):
+    if isinstance(value, ClosedJaxpr):
+        return strip_closed(value)
+    if isinstance(value, Jaxpr):
+        return strip(value)
+    if isinstance(value, tuple) and any(isinstance(v, (ClosedJaxpr, Jaxpr)) for v in value):
+        stripped = tuple(_stripped_param(v) for v in value)
+        return value if all(a is b for a, b in zip(stripped, value)) else stripped
+    return value
+
+
+def _subjaxprs(params: dict):
+    for value in params.values():
+        values = value if isinstance(value, tuple) else (value,)
+        yield from (v for v in values if isinstance(v, (ClosedJaxpr, Jaxpr)))
