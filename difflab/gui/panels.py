@@ -30,6 +30,7 @@ from ..app import accuracy
 from ..app.lab import Lab
 from ..app.runs import complete, format_params, params_of
 from .plots import run_color, run_pen
+from .theme import theme_colors
 from .widgets import FloatSpinBox, hint_label
 
 
@@ -286,8 +287,6 @@ class DevicePanel(QWidget):
 class LogPanel(QWidget):
     """Messages and errors of background work, in words, newest last."""
 
-    COLORS = {"info": "#333333", "warning": "#a15c00", "error": "#b00020"}
-
     def __init__(self, lab: Lab, parent=None):
         super().__init__(parent)
         self.text = QPlainTextEdit()
@@ -295,7 +294,8 @@ class LogPanel(QWidget):
         self.text.setReadOnly(True)
         self.text.setMaximumBlockCount(5000)
         clear = QPushButton("Clear")
-        clear.clicked.connect(self.text.clear)
+        self.shown: list[tuple[str, str, str]] = []  # (time, level, text), oldest first
+        clear.clicked.connect(self.clear)
         side = QVBoxLayout()
         side.addWidget(clear)
         side.addStretch(1)
@@ -308,12 +308,27 @@ class LogPanel(QWidget):
             self.append(level, text)
 
     def append(self, level: str, text: str) -> None:
-        stamp = time.strftime("%H:%M:%S")
-        color = self.COLORS.get(level, "#333333")
+        self.shown.append((time.strftime("%H:%M:%S"), level, text))
+        del self.shown[:-self.text.maximumBlockCount()]
+        self._show(*self.shown[-1])
+
+    def retheme(self) -> None:
+        """The messages again, in the colours of the theme now in use (``apply_theme``)."""
+        self.text.clear()
+        for message in self.shown:
+            self._show(*message)
+
+    def _show(self, stamp: str, level: str, text: str) -> None:
+        colors = theme_colors()
+        color = colors.get(level, colors["text"]) if level != "info" else colors["text"]
         body = html.escape(text).replace("\n", "<br>")
         tag = "" if level == "info" else f"<b>{level}:</b> "
-        self.text.appendHtml(f"<span style='color:#888'>{stamp}</span> "
+        self.text.appendHtml(f"<span style='color:{colors['hint']}'>{stamp}</span> "
                              f"<span style='color:{color}'>{tag}{body}</span>")
+
+    def clear(self) -> None:
+        self.shown.clear()
+        self.text.clear()
 
     def plain_text(self) -> str:
         return self.text.toPlainText()

@@ -11,10 +11,12 @@ from PySide6.QtWidgets import QApplication
 THEMES = {
     "light": {"background": "#ffffff", "foreground": "#222222", "axis": "#444444",
               "window": "#efefef", "base": "#ffffff", "text": "#111111",
-              "button": "#e6e6e6", "highlight": "#2a7ab0", "disabled": "#8a8a8a"},
+              "button": "#e6e6e6", "highlight": "#2a7ab0", "disabled": "#8a8a8a",
+              "hint": "#6b6b6b", "warning": "#a15c00", "error": "#b00020"},
     "dark": {"background": "#1e1f22", "foreground": "#dddddd", "axis": "#aaaaaa",
              "window": "#2b2d31", "base": "#1e1f22", "text": "#e6e6e6",
-             "button": "#3a3d42", "highlight": "#3d8fd1", "disabled": "#777777"},
+             "button": "#3a3d42", "highlight": "#3d8fd1", "disabled": "#777777",
+             "hint": "#a0a3a8", "warning": "#f0a040", "error": "#ff6b7a"},
 }
 _current = ["light"]
 
@@ -41,7 +43,7 @@ def palette(name: str) -> QPalette:
         for r in roles:
             p.setColor(r, QColor(c[key]))
     p.setColor(role.HighlightedText, QColor("#ffffff"))
-    p.setColor(role.PlaceholderText, QColor(c["disabled"]))
+    p.setColor(role.PlaceholderText, QColor(c["hint"]))  # hint labels: palette(placeholder-text)
     for r in (role.Text, role.WindowText, role.ButtonText):
         p.setColor(QPalette.ColorGroup.Disabled, r, QColor(c["disabled"]))
     return p
@@ -59,6 +61,10 @@ def apply_theme(name: str) -> None:
     for widget in app.allWidgets():
         if isinstance(widget, pg.GraphicsView):
             recolor(widget)
+        elif "palette(" in widget.styleSheet():  # a style sheet reads the palette once
+            widget.setStyleSheet(widget.styleSheet())
+        if hasattr(widget, "retheme"):  # a widget that draws in the theme's colours itself
+            widget.retheme()
 
 
 def recolor(view: pg.GraphicsView) -> None:

@@ -105,7 +105,7 @@ class SliderScale:
 def hint_label(text: str) -> QLabel:
     """A small grey label for units, bounds and descriptions."""
     label = QLabel(text)
-    label.setStyleSheet("color: #6b6b6b; font-size: 8.5pt;")
+    label.setStyleSheet("color: palette(placeholder-text); font-size: 8.5pt;")
     label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
     return label
 

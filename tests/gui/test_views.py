@@ -72,10 +72,17 @@ def test_dark_theme_colours_the_plots_and_is_remembered(qtbot, make_window, sett
     window = make_window()
     try:
         window.actions["dark"].trigger()
-        dark = THEMES["dark"]["background"]
+        dark, dark_colors = THEMES["dark"]["background"], THEMES["dark"]
         assert window.time_plot.plot.backgroundBrush().color().name() == dark
         assert window.views["fit"].residuals.backgroundBrush().color().name() == dark
         assert settings.value("theme") == "dark"
+        window.lab.log("a message after the switch")
+        html_text = window.log_panel.text.document().toHtml()  # all in the dark colours
+        assert THEMES["light"]["text"] not in html_text and "after the switch" in html_text
+        assert dark_colors["text"] in html_text and dark_colors["hint"] in html_text
+        hint = window.views["fit"].data_label  # a hint label made before the switch
+        hint.ensurePolished()
+        assert hint.palette().color(hint.foregroundRole()).name() == dark_colors["hint"]
         window.shutdown()
         again = make_window()
         assert again.actions["dark"].isChecked()
