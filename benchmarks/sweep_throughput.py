@@ -2,6 +2,7 @@
 
     .venv/bin/python benchmarks/sweep_throughput.py [--points 10000] [--repeats 7]
                                                     [--blocks 64,128,256,512,1024]
+                                                    [--kernels xla] [--numba-only]
 
 The problem (issue 3): Lorenz with RK4, ``--points`` values of rho in [0, 28], 1,000 steps
 of dt = 1e-3, float64, keeping the final state. Printed: trajectory-steps per second of
@@ -60,7 +61,23 @@ least; numba runs at about 2.8 ns):
    so it ran as a loop of separately dispatched kernels. ``import difflab`` raises that
    limit (``difflab/_config.py``): 6.4 -> 4.0 ns per trajectory-step.
 
-DiffLab's column stepper (``difflab/solvers/_sweep_kernel.py``) does all of this, with
+7. **Tried and left out.** A block's state as one ``(block,)`` vector per state, the
+   one-point step run lane by lane, so that no stage stacks the states: written by hand
+   for Lorenz it is 1.4x faster than a ``vmap`` over ``(3, B)`` (2.8 against 4.0 ns), but
+   inside ``dl.sweep`` it gained only 3-5% over the stacked columns (within the noise),
+   since XLA already fuses those into one kernel per stage. Unrolling the time loop
+   (``unroll=2``: 0.8-1.2x, 4: 0.7-1.0x; the stacked columns 0.45x at 2);
+   ``optimization_barrier`` between stages (no gain); block sizes from 32 to 2,560 (within
+   the noise; 8 and 16 slower); XLA's ``xla_cpu_use_multi_output_fusion`` (1.15x for the
+   lane program, none for the stacked columns, and it changes every program of the
+   process); ``xla_cpu_use_fusion_emitters=true`` (no gain, slower compiles);
+   ``--xla_cpu_enable_fast_math=true`` (no gain; its FMA contraction changes the last
+   bits); the interpreted Pallas kernel (the same three fusions per step as the lanes, no
+   faster per core). The rest of the gap to numba is that XLA recomputes, in each state's
+   fusion, the stages that state needs (about 3x numba's arithmetic), and about 4 ms of
+   host work per ``dl.sweep`` call (chunks, transfers).
+
+DiffLab's column stepper (``difflab/solvers/_sweeps/kernel.py``) does all of this, with
 the same arithmetic as ``simulate`` point for point (equal to 1e-13 here).
 
 Measured (10,000 points, 9 rounds, two runs on the machine above, loaded by other jobs):
@@ -230,6 +247,7 @@ def measure(contenders: dict, repeats: int) -> dict:
     times = {name: [] for name in contenders}
     for _ in range(repeats):
         for name, fn in contenders.items():
+            time.sleep(0.05)  # numba's threads spin a while after a run, slowing the next
             times[name].append(_cpu_time(fn))
     return {name: (min(w for w, _ in t), statistics.median(w for w, _ in t),
                    min(c for _, c in t)) for name, t in times.items()}
@@ -241,6 +259,9 @@ def main(argv=None) -> int:
     parser.add_argument("--steps", type=int, default=1000)
     parser.add_argument("--repeats", type=int, default=7)
     parser.add_argument("--blocks", default="", help="also time these DiffLab block sizes")
+    parser.add_argument("--kernels", default="", help="also time these kernels (xla, pallas)")
+    parser.add_argument("--numba-only", action="store_true",
+                        help="compare with numba alone (no diffrax, SciPy, n_save=100)")
     args = parser.parse_args(argv)
 
     from difflab.solvers._sharding import use_all_cpu_cores
@@ -258,13 +279,17 @@ def main(argv=None) -> int:
     contenders["difflab"]()  # the first call compiles; its stats time the compilation
     compile_stats = contenders["difflab"].last["res"].stats
     peaks["difflab"] = _peak_mib()
-    contenders["difflab n_save=100"] = difflab_contender(rho, h, steps, n_save=100)
-    contenders["difflab n_save=100"]()
-    peaks["difflab n_save=100"] = _peak_mib()
+    if not args.numba_only:
+        contenders["difflab n_save=100"] = difflab_contender(rho, h, steps, n_save=100)
+        contenders["difflab n_save=100"]()
+        peaks["difflab n_save=100"] = _peak_mib()
     for b in filter(None, args.blocks.split(",")):
         contenders[f"difflab block={b}"] = difflab_contender(rho, h, steps, block_size=int(b))
+    for k in filter(None, args.kernels.split(",")):
+        contenders[f"difflab kernel={k}"] = difflab_contender(rho, h, steps, kernel=k)
     contenders["(a) numba"] = numba_contender(rho, h, steps)
-    contenders["(b) diffrax vmap"] = diffrax_contender(rho, h, steps)
+    if not args.numba_only:
+        contenders["(b) diffrax vmap"] = diffrax_contender(rho, h, steps)
     results = measure(contenders, args.repeats)
     _report(results, compile_stats, peaks, rho, h, steps, contenders)
     return 0
@@ -274,8 +299,6 @@ def _report(results, compile_stats, peaks, rho, h, steps, contenders) -> None:
     n, work = len(rho), len(rho) * steps
     ref, check = contenders["difflab"](), contenders["(a) numba"]()
     print(f"max |difflab - numba| on the final states: {np.max(np.abs(ref - check)):.2e}")
-    subset = rho[::100]
-    scipy_time = min(_time(scipy_contender(subset, h, steps)) for _ in range(2)) * n / len(subset)
     print(f"difflab: compile {compile_stats['compile_time']:.2f} s apart from the runs; "
           f"{compile_stats['chunks']} chunks of {compile_stats['chunk_size']} points\n")
     print(f"{'':24s}{'best s':>8s}{'median s':>10s}{'traj-steps/s':>14s}{'ns CPU/step':>13s}"
@@ -284,11 +307,16 @@ def _report(results, compile_stats, peaks, rho, h, steps, contenders) -> None:
     for name, (low, median, cpu) in results.items():
         print(f"{name:24s}{low:8.4f}{median:10.4f}{work / low:14.3g}{cpu / work * 1e9:13.2f}"
               f"{low / best:11.3g}")
-    print(f"{'(c) scipy, 1% extrap.':24s}{scipy_time:8.1f}{'':10s}{work / scipy_time:14.3g}"
-          f"{'':13s}{scipy_time / best:11.3g}")
-    numba, plain = results["(a) numba"], results["(b) diffrax vmap"]
+    numba = results["(a) numba"]
     print(f"\nDiffLab / (a) numba: {numba[0] / best:.2f} best, {numba[1] / mid:.2f} median, "
           f"{numba[2] / results['difflab'][2]:.2f} in CPU time (target >= 0.5)")
+    if "(b) diffrax vmap" not in results:
+        return
+    subset = rho[::100]
+    scipy_time = min(_time(scipy_contender(subset, h, steps)) for _ in range(2)) * n / len(subset)
+    print(f"(c) scipy, 1% extrapolated: {scipy_time:.1f} s, {work / scipy_time:.3g} "
+          f"trajectory-steps/s; DiffLab {scipy_time / best:.3g}x")
+    plain = results["(b) diffrax vmap"]
     print(f"DiffLab / (b) diffrax vmap: {plain[0] / best:.1f} best, {plain[1] / mid:.1f} median "
           f"(target >= 20)")
     print(f"peak memory (process RSS): {peaks['start']:.0f} MiB with JAX loaded, "

@@ -190,6 +190,18 @@ def field(app, window, out: Path) -> None:
     _shoot(app, window, out, "field")
 
 
+def phase3d(app, window, out: Path) -> None:
+    """Lorenz's attractor in the 3-D phase view, a run at a lower rho kept beside it."""
+    lab = window.lab
+    lab.select_model("lorenz")
+    lab.set_settings(t1=40.0)
+    _set(app, window, rho=20.0)
+    lab.keep_current("rho_20")
+    _set(app, window, rho=28.0)
+    lab.set_layout(view="phase3d")
+    _shoot(app, window, out, "phase3d")
+
+
 def dark_theme(app, window, out: Path) -> None:
     lab = window.lab
     lab.select_model("kuramoto")
@@ -197,6 +209,7 @@ def dark_theme(app, window, out: Path) -> None:
     _wait(app, lambda: _solved(window) and lab.current.settings.t1 == 20.0)
     lab.set_layout(time_states=("theta0", "theta50", "theta99"), view="time")
     window.time_plot.show_derived("order parameter r", True)
+    window.time_plot.add_expression("sin(theta0 - theta50)")  # typed by the user
     window.set_theme(True)
     _shoot(app, window, out, "dark-theme")
     window.set_theme(False)
@@ -222,7 +235,8 @@ def bifurcation(app, window, out: Path, model="lorenz", param="rho", span=(0.0, 
 
 
 SHOTS = {"time_series": time_series_and_phase, "sweep": sweep, "orbit_diagram": orbit_diagram,
-         "fit": fit, "field": field, "dark_theme": dark_theme, "bifurcation": bifurcation}
+         "fit": fit, "field": field, "dark_theme": dark_theme, "bifurcation": bifurcation,
+         "phase3d": phase3d}
 
 
 def main(argv=None) -> int:

@@ -64,12 +64,13 @@ def _fixed_points(settings, dt: float, points: int | None) -> int | None:
 
 
 def simulate(model: dl.Model, settings, points: int | None = None,
-             y0=None) -> dl.Trajectory:
+             y0=None, optimize: bool = False) -> dl.Trajectory:
     """Simulate from ``y0`` (default the model's) with ``settings`` (a
     :class:`~difflab.app.runs.RunSettings`), choosing what they leave on auto: ``dt`` for
     accuracy (fixed-step ODE solvers), ``n_save`` from ``points`` (what the plot can
-    show); failures are recorded, not raised."""
-    kwargs = settings.simulate_kwargs(model)
+    show); failures are recorded, not raised. ``optimize``: ``simulate``'s (``False``, a
+    program that compiles quickly, is the app's first choice; see ``runs.solve``)."""
+    kwargs = {**settings.simulate_kwargs(model), "optimize": optimize}
     if y0 is not None:
         kwargs["y0"] = np.asarray(y0, dtype=float)
     stepper = dl.solvers.resolve_solver(settings.solver, model)

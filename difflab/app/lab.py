@@ -223,8 +223,27 @@ class Lab:
 
     def set_params(self, values: dict[str, float], *, merge_key=None, text: str | None = None) -> None:
         """Set several parameters at once, as one undoable step."""
-        specs = self.specs
-        clean = {}
+        self.set_point(values, merge_key=merge_key, text=text)
+
+    def set_point(self, params: dict[str, float], initial: dict[str, float] | None = None, *,
+                  merge_key=None, text: str | None = None) -> None:
+        """Set parameters and components of the initial state (by state name) at once, as
+        one undoable step: a sweep's point."""
+        clean = self._changed_params(params)
+        before = {"model": self.model_name, "params": {n: self.params[n] for n in clean}}
+        after = {"model": self.model_name, "params": clean}
+        y0 = self._initial_with(initial) if initial else None
+        if y0 is not None and y0 != self.initial_state:
+            before["y0"], after["y0"] = self.settings.y0, y0
+        if not clean and "y0" not in after:
+            return
+        starts = {f"{s}(0)": v for s, v in (initial or {}).items()} if "y0" in after else {}
+        text = text or "Set " + ", ".join(f"{n} = {v:.6g}" for n, v in {**clean, **starts}.items())
+        self._do(Command(text, before, after, self._restore_params, merge_key))
+
+    def _changed_params(self, values: dict[str, float]) -> dict[str, float]:
+        """``values`` checked, those that differ from the current ones."""
+        specs, clean = self.specs, {}
         for name, value in values.items():
             if name not in specs:
                 raise ValueError(f"{self.model_name} has no parameter {name!r}; its parameters "
@@ -234,12 +253,18 @@ class Lab:
                 raise ValueError(f"{name} must be a finite number, got {value}")
             if value != self.params[name]:
                 clean[name] = value
-        if not clean:
-            return
-        before = {"model": self.model_name, "params": {n: self.params[n] for n in clean}}
-        after = {"model": self.model_name, "params": clean}
-        text = text or "Set " + ", ".join(f"{n} = {v:.6g}" for n, v in clean.items())
-        self._do(Command(text, before, after, self._restore_params, merge_key))
+        return clean
+
+    def _initial_with(self, values: dict[str, float]) -> tuple[float, ...]:
+        """The initial state with the components ``values`` (by state name) replaced."""
+        names, y0 = self.state_names, list(self.initial_state)
+        for state, value in values.items():
+            if state not in names:
+                raise ValueError(f"{self.model_name} has no state {state!r}")
+            if not math.isfinite(float(value)):
+                raise ValueError(f"{state}(0) must be a finite number, got {value}")
+            y0[names.index(state)] = float(value)
+        return tuple(y0)
 
     def reset_params(self) -> None:
         """All parameters back to the model's defaults (undoable)."""
@@ -250,6 +275,8 @@ class Lab:
             self._restore_model({"model": state["model"], "params": None})
         self.params.update(state["params"])
         self.events.params.emit(changed=dict(state["params"]))
+        if "y0" in state:
+            self.set_settings(y0=state["y0"])
 
     def _do(self, command: Command) -> None:
         command.redo()

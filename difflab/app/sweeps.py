@@ -1,5 +1,9 @@
 """Sweeps of the app: one or two parameters over a grid, one observable, filled chunk by chunk.
 
+An axis sweeps a parameter (``rho``) or a component of the initial state, named as
+``difflab.sweep`` names it (``y0.x``, drawn as ``x(0)``); the other components start
+from the lab's initial state.
+
 An observable is a number per point (a line over one parameter, a heat map over two;
 ``lyapunov``, the largest Lyapunov exponent, makes a chaos map), or the values of
 ``maxima`` (or of a ``section`` in a sweep of ``difflab sweep``) per point: an orbit
@@ -29,11 +33,29 @@ ORBITS = ("maxima", "section")  # a vector of values per point: an orbit diagram
 LYAPUNOV_DT = 0.01  # the step of the tangent dynamics when the run's dt is the solver's
 ORBIT_SAMPLES = 5001  # saved times an orbit diagram finds its maxima between (one per step at most)
 NOT_RUN = -1
+INITIAL = "y0."  # an axis over a component of the initial state: "y0.x"
+
+
+def initial_axis(state: str) -> str:
+    """The name of the axis over the initial value of ``state``: ``y0.x``."""
+    return INITIAL + state
+
+
+def initial_component(name: str) -> str | None:
+    """The state whose initial value axis ``name`` sweeps (``y0.x``: ``x``), else ``None``."""
+    return name[len(INITIAL):] if name.startswith(INITIAL) else None
+
+
+def axis_title(name: str) -> str:
+    """An axis as a user reads it: ``rho``, or ``x(0)`` for ``y0.x``."""
+    state = initial_component(name)
+    return name if state is None else f"{state}(0)"
 
 
 @dataclasses.dataclass(frozen=True)
 class Axis:
-    """One swept parameter: ``n`` values from ``lo`` to ``hi``, evenly or log spaced."""
+    """One swept parameter (or initial-state component, ``y0.x``): ``n`` values from
+    ``lo`` to ``hi``, evenly or log spaced."""
 
     name: str
     lo: float
@@ -84,6 +106,10 @@ class SweepRequest:
             raise ValueError(f"unknown reduction {self.reduction!r}; choose from {', '.join(REDUCTIONS)}")
         if self.state not in self.model.state_names:
             raise ValueError(f"{self.model_name} has no state {self.state!r}")
+        for axis in self.axes:
+            if initial_component(axis.name) not in (None, *self.model.state_names):
+                raise ValueError(f"{self.model_name} has no state {axis.name[len(INITIAL):]!r} "
+                                 "to start from")
         if self.vector and len(self.axes) == 2:
             raise ValueError(f"an orbit diagram ({self.reduction}) sweeps one parameter")
         if self.after is not None and not self.settings.t0 <= self.after < self.settings.t1:
@@ -127,6 +153,8 @@ class SweepRequest:
         s = self.settings
         kwargs = dict(t0=s.t0, dt=s.dt, solver=s.solver, observables={self.observable: self.spec},
                       chunk_size=self.chunk_size or default_chunk_size(self.n_points))
+        if s.y0 is not None:  # the lab's initial state, the base of swept components
+            kwargs["y0"] = np.asarray(s.y0, dtype=float)
         if self.vector and s.dt is not None:  # dense enough for the maxima, none kept
             steps = math.ceil((s.t1 - s.t0) / s.dt * (1.0 - 1e-12))
             kwargs.update(n_save=min(ORBIT_SAMPLES, steps + 1), trajectories=False)
@@ -140,6 +168,20 @@ class SweepRequest:
 def default_chunk_size(n_points: int, chunks: int = 40) -> int:
     """Small enough that the plot fills in visibly, big enough to keep the devices busy."""
     return max(16, -(-n_points // chunks))
+
+
+def initial_states(request: SweepRequest) -> np.ndarray | None:
+    """The initial state of every point when an axis sweeps one (else ``None``): the
+    lab's, or the model's own, with the swept components."""
+    swept = {initial_component(a.name) for a in request.axes} - {None}
+    if not swept:
+        return None
+    base = request.settings.y0 or np.asarray(request.model.initial_state(), dtype=float)
+    rows = np.tile(np.asarray(base, dtype=float), (request.n_points, 1))
+    space, names = request.space(), list(request.model.state_names)
+    for state in swept:
+        rows[:, names.index(state)] = space[initial_axis(state)]
+    return rows
 
 
 @dataclasses.dataclass
@@ -219,14 +261,34 @@ class SweepView:
         return int(np.ravel_multi_index(idx, self.shape))
 
     def point(self, index: int) -> dict[str, float]:
+        """The swept values of point ``index`` by axis name (``rho``, ``y0.x``)."""
         return {a.name: float(self.result.space[a.name][index]) for a in self.axes}
+
+    def parameters(self, index: int) -> dict[str, float]:
+        """The swept parameters of point ``index``."""
+        return {k: v for k, v in self.point(index).items() if initial_component(k) is None}
+
+    def initial_state(self, index: int) -> dict[str, float]:
+        """The initial state of point ``index`` by state name when the sweep varies it
+        (else empty): the whole state the point started from when the sweep kept it."""
+        swept = {initial_component(k): v for k, v in self.point(index).items()
+                 if initial_component(k) is not None}
+        if not swept or self.result.y0 is None:
+            return swept
+        row = np.asarray(self.result.y0[index], dtype=float)
+        return dict(zip(self.result.state_names, map(float, row)))
+
+    def describe(self, index: int) -> str:
+        """Point ``index`` in words: ``rho = 28, x(0) = 1.5``."""
+        return ", ".join(f"{axis_title(k)} = {v:.4g}" for k, v in self.point(index).items())
 
     def failures(self, start: int = 0, stop: int | None = None) -> list[int]:
         return [int(i) for i in self.result.failed if start <= i < (stop or len(self.result))]
 
     def describe_failure(self, index: int) -> str:
         """A failed point in words: the model, the point and the reason."""
-        point = {**params_of(self.result.model), **self.point(index)}
+        swept = {axis_title(k): v for k, v in self.point(index).items()}
+        point = {**params_of(self.result.model), **swept}
         return (f"{self.model_name} at sweep point {index} ({format_params(point)}): "
                 f"{self.result.message(index)}")
 
@@ -246,11 +308,11 @@ def _observable(result: dl.SweepResult, n_axes: int) -> tuple[str, str]:
 
 
 def grid_axes(space: dl.Space) -> tuple[Axis, ...]:
-    """The axes of a grid of one or two parameters."""
+    """The axes of a grid of one or two parameters or initial-state components."""
     shape, names = tuple(space.shape), list(space.names)
     if space.kind != "grid" or not 1 <= len(shape) <= 2 or len(names) != len(shape) \
-            or any(n.startswith("y0") for n in names):
-        raise ValueError("the app draws grids of one or two parameters")
+            or "y0" in names:
+        raise ValueError("the app draws grids of one or two parameters or initial values")
     axes = []
     for k, name in enumerate(names):
         grid = np.asarray(space[name], dtype=float).reshape(shape)
@@ -270,7 +332,7 @@ def _empty(request: SweepRequest) -> dl.SweepResult:
         ts=np.array([request.settings.t1]), y=np.full((n, 1, k), np.nan),
         result=np.full(n, NOT_RUN, np.int32), steps=np.full(n, NOT_RUN, np.int64),
         observables={request.observable: np.full(n, np.nan)}, stats={}, model=request.model,
-        observable_specs={request.observable: request.spec})
+        observable_specs={request.observable: request.spec}, y0=initial_states(request))
 
 
 def run_sweep(request: SweepRequest, emit: Callable = lambda view, chunk: None,
@@ -301,7 +363,7 @@ def run_sweep(request: SweepRequest, emit: Callable = lambda view, chunk: None,
 
 def load_sweeps(lab, session) -> None:
     """Read back the sweeps of a session that the app can draw: grids of one or two
-    parameters (the app's own and those of ``difflab sweep``)."""
+    parameters or initial-state components (the app's own and those of ``difflab sweep``)."""
     for stored in session.stored("sweeps"):
         try:
             result = _readable(session.sweeps[stored.name], stored)

@@ -340,7 +340,7 @@ class FitPanel(QWidget):
         if data is None:
             return
         for j, state in enumerate(data.states):
-            color = state_color(names.index(state) if state in names else j)
+            color = state_color(names.index(state) if state in names else j, len(names))
             item = self.data_items.get(state)
             if item is None:
                 item = self.overlay.plot(pen=None, symbol="o", symbolSize=6, symbolPen=None,

@@ -91,7 +91,7 @@ class ResidualPlot(pg.PlotWidget):
             item = self.series.get(state)
             if item is None:
                 item = self.plot(pen=None, symbol="o", symbolSize=5, symbolPen=None,
-                                 symbolBrush=state_color(index), name=state)
+                                 symbolBrush=state_color(index, len(state_names)), name=state)
                 self.series[state] = item
             r = stats.residuals[:, j]
             keep = np.isfinite(r)

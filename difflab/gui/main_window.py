@@ -41,8 +41,10 @@ from .initial_state import InitialStatePanel
 from .menus import build_actions, build_menus
 from .panels import DevicePanel, LogPanel, ModelBrowser, RunSettingsPanel, RunsPanel
 from .parameters import ParameterPanel
-from .plots import PhasePlot, TimeSeriesPlot
+from .phase3d_view import Phase3DView
+from .plots import PhasePlot
 from .theme import apply_theme, current_theme
+from .time_series import TimeSeriesPlot
 from .user_models import EquationEditor, UserModels
 from .widgets import Throttle
 from .workers import LiveSolver, TaskWorker, iterate
@@ -123,10 +125,13 @@ class MainWindow(QMainWindow):
         self.tabs.setDocumentMode(True)
         self.time_plot = TimeSeriesPlot(self.lab)
         self.phase_plot = PhasePlot(self.lab)
+        self.phase3d_view = Phase3DView(self.lab)
         self.field_view = FieldView(self.lab)
-        self.views = {"time": self.time_plot, "phase": self.phase_plot, "field": self.field_view}
+        self.views = {"time": self.time_plot, "phase": self.phase_plot,
+                      "phase3d": self.phase3d_view, "field": self.field_view}
         self.tabs.addTab(self.time_plot, "Time series")
         self.tabs.addTab(self.phase_plot, "Phase portrait")
+        self.tabs.addTab(self.phase3d_view, Phase3DView.title)
         self._show_field_tab()
         self._add_analysis_views()
         self.tabs.currentChanged.connect(self._view_changed)
@@ -353,18 +358,21 @@ class MainWindow(QMainWindow):
         return run_columns(self.lab)
 
     def plot_layout(self) -> dict:
-        """The GUI's part of a session's plot layout: the ranges of views zoomed by hand."""
+        """The GUI's part of a session's plot layout: the ranges of views zoomed by hand,
+        the expressions typed for the time series."""
         ranges = {}
         for key in ("time", "phase"):
             item = self.views[key].plot.getPlotItem()
             if not all(item.getViewBox().autoRangeEnabled()):
                 (x0, x1), (y0, y1) = item.viewRange()
                 ranges[key] = [x0, x1, y0, y1]
-        return {"ranges": ranges}
+        return {"ranges": ranges, "expressions": self.time_plot.expressions.to_json()}
 
     def restore_plot_layout(self, layout: dict) -> None:
         """Zoom the views as a session file says (views it does not name auto-range)."""
         ranges = layout.get("ranges") if isinstance(layout, dict) else None
+        if isinstance(layout, dict):
+            self.time_plot.restore_expressions(layout.get("expressions"))
         for key in ("time", "phase"):
             item = self.views[key].plot.getPlotItem()
             box = (ranges or {}).get(key)

@@ -1,4 +1,5 @@
-"""Time-series and phase-portrait plots of the current run and the kept runs.
+"""The run plots' common parts (colours, pens, axes, legends, ``RunPlot``) and the
+phase portrait of the current run and the kept runs (the time series: ``time_series.py``).
 
 Each curve is a ``PlotDataItem`` created once per (run, state) and updated with
 ``setData``; redraws are throttled to one per frame, so a stream of chunks costs at
@@ -6,23 +7,22 @@ most 60 redraws a second whatever its chunk rate. Time series use peak downsampl
 clip-to-view, so 100,000-point curves draw at interactive rates.
 """
 
+import functools
+import math
+
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QAction, QColor, QPen
+from PySide6.QtGui import QColor, QPen
 from PySide6.QtWidgets import (
     QComboBox,
     QHBoxLayout,
     QLabel,
-    QMenu,
-    QToolButton,
     QVBoxLayout,
     QWidget,
 )
 
 from ..app.lab import Lab
-from ..app.runs import complete
-from ..app.views import derived_names, derived_series
 from .theme import theme_colors
 from .widgets import Throttle
 
@@ -31,12 +31,12 @@ PALETTE = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e
            "#7f7f7f", "#bcbd22", "#17becf"]
 DASHES = [Qt.PenStyle.DashLine, Qt.PenStyle.DotLine, Qt.PenStyle.DashDotLine,
           Qt.PenStyle.DashDotDotLine]
+CYCLIC_MAP = "CET-C1"  # states of models with more than 10
 CURRENT = "current"
 PHASE_POINTS = 20_000
 GRID_ALPHA = 0.25
 THIN_ABOVE = 5_000  # points: longer curves are drawn with 1-pixel lines
 DOWNSAMPLE_FACTOR = 1.5  # peak downsampling keeps 2 x 1.5 points per pixel of width
-MENU_BLOCK = 20  # states per submenu of a model with many states
 LEGEND_GAP = 8  # pixels between the plot and its legend
 
 
@@ -66,12 +66,29 @@ def peak_decimate(x: np.ndarray, y: np.ndarray, bins: int = STREAM_POINTS):
     return xs, ys
 
 
-def state_color(index: int) -> QColor:
-    return QColor(PALETTE[index % len(PALETTE)])
+def state_color(index: int, n_states: int | None = None) -> QColor:
+    """The colour of state ``index`` of a model with ``n_states`` states: the palette's
+    for up to 10 states, else ``n_states`` different colours around a cyclic colour map."""
+    if n_states is None or n_states <= len(PALETTE):
+        return QColor(PALETTE[index % len(PALETTE)])
+    return QColor(_cyclic_colors(n_states)[index % n_states])
+
+
+@functools.lru_cache(maxsize=8)
+def _cyclic_colors(n: int) -> tuple[str, ...]:
+    """``n`` colours evenly spaced around CET-C1 (perceptually uniform, lightness 35 to
+    75: legible on light and dark backgrounds), state ``i`` at ``i * step`` of them: a step
+    near ``0.38 n`` and prime to ``n``, so that states next to each other, and the first
+    and the last, are far apart on the map."""
+    step = max(1, round(0.382 * n))
+    while math.gcd(step, n) != 1:
+        step += 1
+    rgba = pg.colormap.get(CYCLIC_MAP).map(np.arange(n) * step % n / n, mode="byte")
+    return tuple(QColor(*map(int, c[:3])).name() for c in rgba)
 
 
 def run_color(index: int) -> QColor:
-    """The colour of kept run ``index`` (the current run is drawn in near-black)."""
+    """The colour of kept run ``index`` (the current run takes the theme's foreground)."""
     return QColor(PALETTE[(index + 1) % len(PALETTE)])
 
 
@@ -130,10 +147,10 @@ class RunPlot(QWidget):
 
     title = ""
 
-    def __init__(self, lab: Lab, parent=None):
+    def __init__(self, lab: Lab, parent=None, view_box: pg.ViewBox | None = None):
         super().__init__(parent)
         self.lab = lab
-        self.plot = pg.PlotWidget()
+        self.plot = pg.PlotWidget(viewBox=view_box)
         self.plot.setObjectName(type(self).__name__)
         self.curves: dict[tuple[str, str], pg.PlotDataItem] = {}
         self._styles: dict[tuple[str, str], tuple] = {}
@@ -207,142 +224,9 @@ class RunPlot(QWidget):
             curve.setData(x, y, skipFiniteCheck=finite)  # a successful run is all finite
 
 
-class TimeSeriesPlot(RunPlot):
-    """The chosen states against time: the current run solid, kept runs dashed."""
-
-    title = "Time series"
-
-    def __init__(self, lab: Lab, parent=None):
-        super().__init__(lab, parent)
-        configure_plot(self.plot, "t", "value")
-        item = self.plot.getPlotItem()
-        # Plot-wide, so every curve added gets it (PlotItem.addItem applies its own modes).
-        item.setDownsampling(auto=True, mode="peak")
-        item.setClipToView(True)
-        self._held = False
-        self.states_button = QToolButton()
-        self.states_button.setText("States")
-        self.states_button.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
-        self.states_menu = QMenu(self.states_button)
-        self.states_button.setMenu(self.states_menu)
-        self.toolbar.addWidget(QLabel("Show:"))
-        self.toolbar.addWidget(self.states_button)
-        self.shown = QLabel()
-        self.toolbar.addWidget(self.shown, 1)
-        self.derived: tuple[str, ...] = ()
-        self.derived_shown: set[str] = set()
-        self._derived_cache: dict = {}
-        lab.events.layout.connect(lambda e: self._fill_menu())
-        lab.events.model.connect(self._model_derived)
-        self._model_derived(None)
-
-    def _model_derived(self, event) -> None:
-        if event is None or not getattr(event, "catalog", False):
-            self.derived = derived_names(self.lab.model)
-            self.derived_shown &= set(self.derived)
-            self._derived_cache.clear()
-        self._fill_menu()
-
-    def _fill_menu(self) -> None:
-        """Derived quantities first, then the states (in blocks when there are many)."""
-        self.states_menu.clear()
-        if self.derived:
-            self.states_menu.addSection("Derived")
-            for name in self.derived:
-                self._add_toggle(self.states_menu, name, name in self.derived_shown,
-                                 self.show_derived)
-            self.states_menu.addSection("States")
-        chosen, states = set(self.lab.layout.time_states), self.lab.state_names
-        for start in range(0, len(states), MENU_BLOCK):
-            block = states[start:start + MENU_BLOCK]
-            menu = self.states_menu if len(states) <= MENU_BLOCK else \
-                self.states_menu.addMenu(f"{block[0]} … {block[-1]}")
-            for state in block:
-                self._add_toggle(menu, state, state in chosen, self._toggle)
-        names = [*sorted(self.derived_shown), *self.lab.layout.time_states]
-        more = len(names) - 6
-        self.shown.setText(f"  {', '.join(names[:6])}" + (f" and {more} more" if more > 0 else ""))
-
-    def _add_toggle(self, menu: QMenu, name: str, checked: bool, slot) -> None:
-        action = QAction(name, menu)
-        action.setCheckable(True)
-        action.setChecked(checked)
-        action.toggled.connect(lambda on, s=name: slot(s, on))
-        menu.addAction(action)
-
-    def show_derived(self, name: str, on: bool) -> None:
-        """Show or hide the derived quantity ``name``."""
-        if name not in self.derived:
-            raise ValueError(f"{self.lab.model_name} has no derived quantity {name!r}")
-        (self.derived_shown.add if on else self.derived_shown.discard)(name)
-        self._fill_menu()
-        self.redraw()
-
-    def _toggle(self, state: str, on: bool) -> None:
-        states = [s for s in self.lab.state_names
-                  if (s in self.lab.layout.time_states and s != state) or (s == state and on)]
-        self.lab.set_layout(time_states=tuple(states))
-
-    def draw(self) -> None:
-        self._frame_time_axis()
-        super().draw()
-
-    def _frame_time_axis(self) -> None:
-        """While a run streams in, hold the time axis at ``[t0, t1]`` and hide the grid.
-
-        The axis then keeps its ticks instead of re-laying them out on every frame as the
-        curves grow, and the axes (which draw the grid lines across the plot) need not be
-        repainted with the curves: a quarter of the cost of a frame.
-        """
-        run, item = self.lab.current, self.plot.getPlotItem()
-        streaming = run is not None and not complete(run)
-        if streaming and not self._held:
-            item.setXRange(run.settings.t0, run.settings.t1, padding=0.02)
-            item.showGrid(x=False, y=False)
-            self._held = True
-        elif not streaming and self._held:
-            item.enableAutoRange(x=True)
-            item.showGrid(x=True, y=True, alpha=GRID_ALPHA)
-            self._held = False
-
-    def wanted(self):
-        names = self.lab.state_names
-        out = {}
-        for key, index, run in self.runs():
-            n = len(run.ts)
-            for state in self.lab.layout.time_states:
-                if state not in run.state_names:
-                    continue
-                j = run.state_names.index(state)
-                pen = run_pen(index, state_color(names.index(state)), thin=n > THIN_ABOVE)
-                label = state if index is None else f"{key}: {state}"
-                x, y = run.ts, run.ys[:, j]
-                if not complete(run):  # streaming: redrawn every frame, so keep it small
-                    x, y = peak_decimate(x, y)
-                out[(key, state)] = (pen, label, x, y, run.ok)
-            out.update(self._derived_curves(key, index, run))
-        return out
-
-    def _derived_curves(self, key, index, run) -> dict:
-        if not self.derived_shown or not complete(run):
-            return {}
-        cache_key = (key, id(run), len(run.ts))
-        series = self._derived_cache.get(cache_key)
-        if series is None:
-            series = derived_series(run.model, run.ys)
-            self._derived_cache = {k: v for k, v in self._derived_cache.items() if k[0] != key}
-            self._derived_cache[cache_key] = series
-        out, offset = {}, len(self.lab.state_names)
-        for i, name in enumerate(self.derived):
-            if name in self.derived_shown and name in series:
-                pen = run_pen(index, state_color(offset + i), thin=len(run.ts) > THIN_ABOVE)
-                label = name if index is None else f"{key}: {name}"
-                out[(key, name)] = (pen, label, run.ts, series[name], run.ok)
-        return out
-
-
 class PhasePlot(RunPlot):
-    """One state against another: the current run in black, kept runs in their colours."""
+    """One state against another: the current run in the theme's foreground colour, kept
+    runs in their own."""
 
     title = "Phase portrait"
 
@@ -386,7 +270,7 @@ class PhasePlot(RunPlot):
             step = max(1, len(run.ts) // PHASE_POINTS)  # not monotonic in x: decimate
             x = run.ys[::step, run.state_names.index(layout.phase_x)]
             y = run.ys[::step, run.state_names.index(layout.phase_y)]
-            color = QColor("#202020") if index is None else run_color(index)
+            color = QColor(theme_colors()["foreground"]) if index is None else run_color(index)
             pen = run_pen(index, color, thin=len(x) > THIN_ABOVE)
             out[(key, "phase")] = (pen, "current" if index is None else key, x, y, run.ok)
         return out

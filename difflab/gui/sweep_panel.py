@@ -1,11 +1,13 @@
-"""The sweep view: one or two parameters over ranges, an observable, a plot that fills in.
+"""The sweep view: one or two parameters (or initial values) over ranges, an observable,
+a plot that fills in.
 
 A 1-parameter sweep draws a line (an orbit diagram, small dots, for an observable keeping
 several values per point such as ``maxima``), a 2-parameter sweep a heatmap (a chaos map
 of ``lyapunov`` on a diverging colour map centred at 0), chunk by chunk as the worker
-hands them over; clicking a point sets the parameters to it (undoable), and the
-live solver draws its trajectory in the preview beside the sweep. The kept sweeps (those
-of a session file too) are listed under the controls; the chosen one is drawn.
+hands them over; clicking a point sets the parameters (and the initial state of a sweep
+over initial values) to it, undoably, and the live solver draws its trajectory in the
+preview beside the sweep. The kept sweeps (those of a session file too) are listed under
+the controls; the chosen one is drawn.
 """
 
 import numpy as np
@@ -14,20 +16,19 @@ from PySide6.QtCore import Signal
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
-    QFormLayout,
-    QGroupBox,
     QHBoxLayout,
     QLabel,
     QProgressBar,
     QPushButton,
-    QSpinBox,
     QVBoxLayout,
     QWidget,
 )
 
-from ..app.lab import Lab, finite_bounds
-from ..app.sweeps import REDUCTIONS, Axis, SweepRequest, SweepView, run_sweep
+from ..app.lab import Lab
+from ..app.sweeps import REDUCTIONS, SweepRequest, SweepView, axis_title, run_sweep
 from .plots import configure_plot, state_color
+from .sweep_axes import AxisEditor, sweepable
+from .sweep_plot import SweepPlot
 from .widgets import (
     FloatSpinBox,
     ResultPicker,
@@ -38,58 +39,6 @@ from .widgets import (
 from .workers import TaskWorker
 
 REDRAW_MS = 100  # a heatmap redraw costs tens of ms on a busy machine: ten a second at most
-COLORMAPS = {False: "viridis", True: "CET-D1"}  # by SweepView.diverging
-
-
-class AxisEditor(QGroupBox):
-    """Parameter, range, number of values and log spacing of one sweep axis."""
-
-    def __init__(self, title: str, lab: Lab, default_index: int, parent=None):
-        super().__init__(title, parent)
-        self.lab = lab
-        self._default_index = default_index
-        self.name = QComboBox()
-        self.lo, self.hi = FloatSpinBox(), FloatSpinBox()
-        self.n = QSpinBox()
-        self.n.setRange(1, 100_000)
-        self.log = QCheckBox("log")
-        for box in (self.lo, self.hi):
-            box.setRange(-1e300, 1e300)
-        form = QFormLayout(self)
-        form.setContentsMargins(6, 4, 6, 4)
-        form.addRow("parameter", self.name)
-        row = QHBoxLayout()
-        for w in (self.lo, QLabel("to"), self.hi):
-            row.addWidget(w)
-        form.addRow("range", row)
-        row = QHBoxLayout()
-        row.addWidget(self.n)
-        row.addWidget(self.log)
-        form.addRow("values", row)
-        self.name.currentTextChanged.connect(self._parameter_chosen)
-        self.refresh()
-
-    def refresh(self) -> None:
-        blocked = self.name.blockSignals(True)
-        self.name.clear()
-        self.name.addItems(list(self.lab.specs))
-        self.name.setCurrentIndex(min(self._default_index, self.name.count() - 1))
-        self.name.blockSignals(blocked)
-        self._parameter_chosen(self.name.currentText())
-
-    def _parameter_chosen(self, name: str) -> None:
-        spec = self.lab.specs.get(name)
-        if spec is None:
-            return
-        lo, hi = finite_bounds(spec)
-        self.lo.setValue(lo)
-        self.hi.setValue(hi)
-        self.log.setChecked(spec.log_scale)
-        self.n.setValue(self.n.value() if self.n.value() > 1 else 50)
-
-    def axis(self) -> Axis:
-        return Axis(self.name.currentText(), self.lo.value(), self.hi.value(), self.n.value(),
-                    self.log.isChecked())
 
 
 class SweepPanel(QWidget):
@@ -107,7 +56,7 @@ class SweepPanel(QWidget):
         self.worker: TaskWorker | None = None
         self.axis1 = AxisEditor("Parameter 1", lab, 0)
         self.axis2 = AxisEditor("Parameter 2", lab, 1)
-        self.two_d = QCheckBox("sweep a second parameter (heatmap)")
+        self.two_d = QCheckBox("sweep a second one (heatmap)")
         self.reduction, self.state = QComboBox(), QComboBox()
         self.reduction.addItems(REDUCTIONS)
         self.reduction.setCurrentText("max")
@@ -123,11 +72,12 @@ class SweepPanel(QWidget):
         self.summary = hint_label("")
         self.summary.setWordWrap(True)
         self.picker = ResultPicker(lab, "sweep")
-        self.plot = pg.PlotWidget()
+        self.plot = SweepPlot(self._unit)
+        self.curve, self.image, self.colorbar = self.plot.curve, self.plot.image, self.plot.colorbar
+        self.orbit, self.marker = self.plot.orbit, self.plot.marker
         self.preview = pg.PlotWidget()
         self._build()
         self.redraw = Throttle(self.draw, REDRAW_MS, self)
-        self._levels = None
         self.two_d.toggled.connect(self.axis2.setEnabled)
         self.two_d.setChecked(len(lab.specs) > 1)
         self.axis2.setEnabled(self.two_d.isChecked())
@@ -168,24 +118,10 @@ class SweepPanel(QWidget):
         column.addWidget(self.summary)
         column.addWidget(self.picker)
         column.addStretch(1)
-        configure_plot(self.plot, "", "")
         configure_plot(self.preview, "t", "state")
         self.preview.getPlotItem().setDownsampling(auto=True, mode="peak")
         self.preview.getPlotItem().setClipToView(True)
         self._ask_for_a_point()
-        self.curve = pg.PlotDataItem(pen=pg.mkPen("#1f77b4", width=2), symbol="o", symbolSize=5,
-                                     symbolBrush="#1f77b4", symbolPen=None)
-        self.image = pg.ImageItem(axisOrder="col-major")
-        self.colorbar = pg.ColorBarItem(colorMap=pg.colormap.get("viridis"), interactive=False,
-                                        width=14)
-        self.orbit = pg.ScatterPlotItem(size=2, pen=None, brush=pg.mkBrush(31, 119, 180, 170))
-        self.marker = pg.ScatterPlotItem(size=12, pen=pg.mkPen("#d62728", width=2), brush=None)
-        item = self.plot.getPlotItem()
-        for thing in (self.image, self.curve, self.orbit, self.marker):
-            item.addItem(thing)
-        self.colorbar.setImageItem(self.image, insert_in=item)
-        for thing in (self.image, self.curve, self.orbit, self.colorbar):
-            thing.setVisible(False)
         self.preview_curves: list[pg.PlotDataItem] = []
         controls_beside_plots(self, column, 330, self.plot, self.preview, sizes=(600, 220))
 
@@ -194,10 +130,10 @@ class SweepPanel(QWidget):
             return
         self.axis1.refresh()
         self.axis2.refresh()
-        enough = len(self.lab.specs) > 1
+        enough = len(sweepable(self.lab)) > 1
         self.two_d.setEnabled(enough)
         self.two_d.setChecked(self.two_d.isChecked() and enough)
-        self.run_button.setEnabled(bool(self.lab.specs))
+        self.run_button.setEnabled(bool(sweepable(self.lab)))
         self.state.clear()
         self.state.addItems(self.lab.state_names)
         self._draw_preview()
@@ -226,7 +162,7 @@ class SweepPanel(QWidget):
             return
         self.data = None
         self._ask_for_a_point()
-        self._prepare_plot(request)
+        self.plot.prepare(request)
         worker = TaskWorker(lambda emit, stop: run_sweep(
             request, lambda data, chunk: emit((data, chunk)), stop), "sweep", self)
         worker.item.connect(self._chunk)
@@ -242,7 +178,7 @@ class SweepPanel(QWidget):
             self.window.start_worker("sweep", worker, progress=False)
         else:
             worker.start()
-        names = " x ".join(f"{a.name} ({a.n})" for a in request.axes)
+        names = " x ".join(f"{axis_title(a.name)} ({a.n})" for a in request.axes)
         self.lab.log(f"sweep of {request.model_name} over {names}: {request.n_points} points, "
                      f"observable {request.spec}")
 
@@ -298,12 +234,10 @@ class SweepPanel(QWidget):
         self.data = data
         self._ask_for_a_point()  # the preview's point was of the sweep shown before
         if data is None:
-            for thing in (self.image, self.curve, self.orbit, self.colorbar):
-                thing.setVisible(False)
-            self.marker.setData([], [])
+            self.plot.clear_sweep()
             self.summary.setText("")
             return
-        self._prepare_plot(data)
+        self.plot.prepare(data)
         self.draw()
         failed = len(data.failures())
         self.summary.setText(f"{data.model_name}, {data.spec}: {data.done} of "
@@ -311,38 +245,9 @@ class SweepPanel(QWidget):
 
     # -- drawing --------------------------------------------------------------------------
 
-    def _axis_label(self, axis: Axis) -> str:
-        unit = self.lab.specs[axis.name].unit if axis.name in self.lab.specs else ""
-        label = f"{axis.name} [{unit}]" if unit else axis.name
-        return f"log10 {label}" if axis.log else label
-
-    def _prepare_plot(self, request: SweepRequest | SweepView) -> None:
-        """Show the line or the orbit diagram (1 parameter), or the heatmap and its colour
-        bar (2 parameters)."""
-        two = len(request.axes) == 2
-        x = request.axes[0]
-        y_label = self._axis_label(request.axes[1]) if two else request.spec
-        configure_plot(self.plot, self._axis_label(x), y_label, grid=not two)
-        self.curve.setData([], [])
-        self.orbit.setData([], [])
-        self.marker.setData([], [])
-        self.curve.setVisible(not two and not request.vector)
-        self.orbit.setVisible(not two and request.vector)
-        self.image.setVisible(two)
-        self.colorbar.setVisible(two)
-        self.colorbar.setColorMap(pg.colormap.get(COLORMAPS[_diverging(request)]))
-        self.colorbar.axis.setLabel(request.spec)
-        self._levels = None
-        item = self.plot.getPlotItem()
-        if two:  # a fixed frame: filling the image in then repaints the image alone
-            coords = [np.log10(a.values()) if a.log else a.values() for a in request.axes]
-            x0, y0, w, h = _rect(*coords)
-            self.image.setImage(np.full(request.shape, np.nan), autoLevels=False)
-            self.image.setRect(x0, y0, w, h)
-            item.disableAutoRange()
-            item.setRange(xRange=(x0, x0 + w), yRange=(y0, y0 + h), padding=0)
-        else:
-            item.enableAutoRange()
+    def _unit(self, name: str) -> str:
+        spec = self.lab.specs.get(name)
+        return spec.unit if spec is not None else ""
 
     def draw(self) -> None:
         data = self.data
@@ -351,30 +256,7 @@ class SweepPanel(QWidget):
         if self.worker is not None:
             self.progress.setValue(int(1000 * data.done / len(data.result)))
             self.summary.setText(f"{data.done} / {len(data.result)} points")
-        axes = data.axes
-        if len(axes) == 1 and data.vector:
-            x, y = data.orbit()
-            self.orbit.setData(np.log10(x) if axes[0].log else x, y)
-            return
-        if len(axes) == 1:
-            x = np.log10(axes[0].values()) if axes[0].log else axes[0].values()
-            y = data.grid()
-            self.curve.setData(x, y, connect="finite")
-            return
-        grid = data.grid()
-        finite = grid[np.isfinite(grid)]
-        if finite.size == 0:
-            return
-        lo, hi = float(finite.min()), float(finite.max())
-        if data.diverging:  # centred at 0
-            hi = max(abs(lo), abs(hi))
-            lo = -hi
-        self.image.updateImage(grid)
-        if self._levels is None or _widened(self._levels, lo, hi) or self.worker is None:
-            levels = (lo, hi if hi > lo else lo + 1e-12)
-            if levels != self._levels:  # new levels re-tick the colour bar: only when needed
-                self.colorbar.setLevels(levels)
-                self._levels = levels
+        self.plot.draw(data, live=self.worker is not None)
 
     def _clicked(self, event) -> None:
         data = self.data
@@ -390,25 +272,16 @@ class SweepPanel(QWidget):
                                             color="#444", size="9pt")
 
     def select_point(self, index: int) -> None:
-        """Simulate sweep point ``index``: set the parameters to it (undoable)."""
+        """Simulate sweep point ``index``: set the parameters (and initial state) to it,
+        as one undoable step."""
         data = self.data
-        point = data.point(index)
         if data.model_name != self.lab.model_name:
             self.lab.select_model(data.model_name)
-        self.lab.set_params(point, text="Simulate sweep point " + ", ".join(
-            f"{k} = {v:.6g}" for k, v in point.items()))
-        xy = [np.log10(point[a.name]) if a.log else point[a.name] for a in data.axes]
-        value = data.values[index]
-        if data.vector:  # every value of the point, on its vertical line
-            value = value[np.isfinite(value)]
-            self.marker.setData(np.full(value.size, xy[0]), value)
-            shown = f"{value.size} values"
-        else:
-            self.marker.setData([xy[0]], [xy[1] if len(xy) > 1 else value])
-            shown = f"{value:.4g}"
-        self.preview.getPlotItem().setTitle(
-            ", ".join(f"{k} = {v:.4g}" for k, v in point.items())
-            + f": {data.spec} = {shown}", color="#444", size="9pt")
+        self.lab.set_point(data.parameters(index), data.initial_state(index),
+                           text="Simulate sweep point " + data.describe(index))
+        shown = self.plot.mark(data, index)
+        self.preview.getPlotItem().setTitle(f"{data.describe(index)}: {data.spec} = {shown}",
+                                            color="#444", size="9pt")
 
     def showEvent(self, event) -> None:  # noqa: N802 (Qt override)
         super().showEvent(event)
@@ -430,7 +303,8 @@ class SweepPanel(QWidget):
         for curve, state in zip(self.preview_curves, states):
             if state in run.state_names:
                 j = run.state_names.index(state)
-                curve.setPen(pg.mkPen(state_color(self.lab.state_names.index(state)), width=1.5))
+                names = self.lab.state_names
+                curve.setPen(pg.mkPen(state_color(names.index(state), len(names)), width=1.5))
                 curve.setData(run.ts, run.ys[:, j])
 
     def export_columns(self) -> dict:
@@ -446,25 +320,3 @@ class SweepPanel(QWidget):
         columns["result"] = np.asarray(data.result.result)
         return columns
 
-
-def _diverging(request: SweepRequest | SweepView) -> bool:
-    return request.reduction == "lyapunov"
-
-
-def _widened(levels, lo: float, hi: float, tolerance: float = 0.05) -> bool:
-    """True when ``lo .. hi`` leaves ``levels`` by more than ``tolerance`` of their span."""
-    span = max(levels[1] - levels[0], 1e-300)
-    return lo < levels[0] - tolerance * span or hi > levels[1] + tolerance * span
-
-
-def _rect(x: np.ndarray, y: np.ndarray) -> tuple[float, float, float, float]:
-    """The rectangle of an image whose pixel centres sit at the grid values ``x``, ``y``."""
-
-    def span(v):
-        if len(v) == 1:
-            return v[0] - 0.5, 1.0
-        d = (v[-1] - v[0]) / (len(v) - 1)
-        return v[0] - d / 2, d * len(v)
-
-    (x0, w), (y0, h) = span(x), span(y)
-    return x0, y0, w, h

@@ -87,7 +87,9 @@ def csv_header(result=None, *, model=None, settings=None) -> list[str]:
 
 def _shown_setting(key: str, value) -> bool:
     """Settings worth a header line: not the key, not a long initial state."""
-    return key != "key" and not (isinstance(value, (list, tuple)) and len(value) > 16)
+    if key == "key" or (key == "optimize" and value):
+        return False
+    return not (isinstance(value, (list, tuple)) and len(value) > 16)
 
 
 def _setting(value) -> str:

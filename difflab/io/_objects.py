@@ -57,7 +57,8 @@ def solve_settings(stored, model, ts, ys) -> SolveSettings:
         dt=None if a.get("dt") is None else float(a["dt"]), n_save=int(a.get("n_save", len(ts))),
         rtol=float(a["rtol"]), atol=_tolerance(a["atol"]), max_steps=int(a["max_steps"]),
         y0=tuple(float(v) for v in np.atleast_1d(y0)), key=_key(stored),
-        precision=str(stored.attrs.get("precision", "float64")))
+        precision=str(stored.attrs.get("precision", "float64")),
+        optimize=bool(stored.attrs.get("optimize", 1)))
 
 
 def trajectory(stored) -> Trajectory:

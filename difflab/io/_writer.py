@@ -43,6 +43,10 @@ def settings_attrs(settings: dict | None, model=None) -> dict:
             value = value if isinstance(value, str) else type(value).__name__.lower()
         elif key == "y0":
             value = np.asarray(value, dtype=np.float64).reshape(-1)
+        elif key == "optimize":  # written only where it is off
+            if value:
+                continue
+            value = 0
         elif key in ("n_save", "max_steps", "seed"):
             value = int(value)
         elif key == "atol" and np.ndim(value):  # one per state

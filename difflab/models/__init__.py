@@ -10,6 +10,7 @@ from ._base import param as param
 from ._equations import EquationError as EquationError
 from ._equations import Problem as Problem
 from ._equations import check_equations as check_equations
+from ._equations import compile_formula as compile_formula
 from ._equations import from_equations as from_equations
 from ._plugins import PluginError as PluginError
 from ._plugins import refresh as refresh_plugins  # noqa: F401 (public)

@@ -361,3 +361,31 @@ def from_equations(text: str, *, name: str | None = None, path=None) -> type[Mod
 def is_equation_model(cls) -> bool:
     """True for a class made by :func:`from_equations`."""
     return isinstance(cls, type) and issubclass(cls, Model) and "equations" in vars(cls)
+
+
+# --- one expression --------------------------------------------------------------------
+
+MAX_FORMULA = MAX_LINE
+
+
+def compile_formula(text: str, names):
+    """A function ``env -> value`` for the one-line expression ``text`` over ``names``.
+
+    The same allow-list as equations: numbers, ``names``, ``pi``, arithmetic,
+    comparisons and the math functions; ``env`` maps every name used to a value (a
+    number or an array: the operations are elementwise). Bad text raises
+    :class:`EquationError` naming the column (line 1), with close names suggested.
+    """
+    if not isinstance(text, str):
+        raise TypeError(f"an expression must be a str, not {type(text).__name__}")
+    if len(text) > MAX_FORMULA:
+        raise EquationError([Problem(1, MAX_FORMULA + 1, "expression too long (more than "
+                                                         f"{MAX_FORMULA} characters)")])
+    known = dict.fromkeys((*CONSTANTS, *names))
+    try:
+        loc = parse_expression(text, 0)
+        for node in walk_checked(loc):
+            check_node(loc, node, known)
+    except Fail as fail:
+        raise EquationError([Problem(1, fail.column, fail.message, 1, fail.end_column)]) from None
+    return compile_expression(loc.node)

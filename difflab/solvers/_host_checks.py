@@ -12,7 +12,9 @@ its operands on is dropped too, so no differentiation rule brings the check back
 DiffLab reports its own failures as result codes (``_result.py``).
 """
 
+import collections
 import functools
+import threading
 
 import equinox as eqx
 import jax
@@ -39,13 +41,41 @@ def without_host_checks(fn, *, reverse: bool = False):
 
     @functools.wraps(fn)
     def checked_on_device(*args, **kwargs):
-        closed, out_struct, out_static = eqx.filter_make_jaxpr(fn)(*args, **kwargs)
+        closed, out_struct, out_static = _traced(fn, args, kwargs)
         flat = jax.tree.leaves(eqx.filter((args, kwargs), eqx.is_array))
         out = _dropping_checks(jaxpr_as_fun(closed), reverse)(*flat)
         return eqx.combine(jax.tree.unflatten(jax.tree.structure(out_struct), out),
                            out_static)
 
     return checked_on_device
+
+
+_TRACES: collections.OrderedDict = collections.OrderedDict()
+_TRACES_KEPT = 64
+_TRACES_LOCK = threading.Lock()
+
+
+def _traced(fn, args, kwargs):
+    """``eqx.filter_make_jaxpr(fn)(*args, **kwargs)``, traced once per ``fn``, static
+    arguments and array shapes: differentiating a solve traces it again for the
+    derivative rule, and tracing diffrax costs a quarter of a second."""
+    dynamic, static = eqx.partition((args, kwargs), eqx.is_array)
+    key = (fn, jax.tree.structure(static), tuple((type(x), x) for x in jax.tree.leaves(static)),
+           jax.tree.structure(dynamic), tuple(map(jax.typeof, jax.tree.leaves(dynamic))))
+    try:
+        with _TRACES_LOCK:
+            _TRACES.move_to_end(key)
+            return _TRACES[key]
+    except KeyError:
+        pass
+    except TypeError:  # an unhashable static argument: trace every time
+        return eqx.filter_make_jaxpr(fn)(*args, **kwargs)
+    traced = eqx.filter_make_jaxpr(fn)(*args, **kwargs)
+    with _TRACES_LOCK:
+        _TRACES[key] = traced
+        while len(_TRACES) > _TRACES_KEPT:
+            _TRACES.popitem(last=False)
+    return traced
 
 
 def error_if_on_cpu(x, pred, msg: str):

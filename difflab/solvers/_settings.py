@@ -14,6 +14,8 @@ class SolveSettings:
 
     ``dt`` is the step actually used (the default one included); ``y0`` the initial
     state; ``key`` the PRNG key as ``(impl, data)`` (``None`` for deterministic models).
+    ``optimize`` is ``False`` for a run compiled quickly (``simulate(optimize=False)``,
+    whose last bits may differ from an optimized run's).
     ``simulate(model, **settings.kwargs())`` runs it again, bit for bit. Every entry
     point takes ``settings=`` for all of them but ``y0`` (the initial state stays the
     model's), and keyword arguments given beside it override its values.
@@ -30,6 +32,7 @@ class SolveSettings:
     y0: tuple[float, ...]
     key: tuple | None = None
     precision: str = "float64"
+    optimize: bool = True
     DEFAULTS: ClassVar[dict] = {"t0": 0.0, "rtol": 1e-6, "atol": 1e-9, "max_steps": 100_000}
 
     def kwargs(self) -> dict:

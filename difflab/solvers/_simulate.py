@@ -285,11 +285,16 @@ def save_times(plan: Plan, args):
     return args["t0"] + save_step(j, n_steps, plan.n_save - 1) * h
 
 
-@functools.partial(jax.jit, static_argnums=0)
-def _solve(plan, args):
+def _solved(plan, args):
     ys, result, stats, *events = integrate(plan, args)  # events: with plan.events only
     steps = stats["accepted_steps"] + stats["rejected_steps"]  # here: no program of its own
     return save_times(plan, args), ys, result, stats, steps, *events
+
+
+#: XLA's options for a program compiled with ``optimize=False``: LLVM's ``-O0``
+QUICK_COMPILE = {"xla_backend_optimization_level": 0}
+_solve = jax.jit(_solved, static_argnums=0)
+_solve_quickly = jax.jit(_solved, static_argnums=0, compiler_options=QUICK_COMPILE)
 
 
 def simulate(
@@ -309,6 +314,7 @@ def simulate(
     throw: bool = True,
     adjoint="auto",
     events=None,
+    optimize: bool = True,
 ) -> Trajectory:
     """Simulate ``model`` from ``t0`` to ``t1`` and return its :class:`Trajectory`.
 
@@ -354,6 +360,11 @@ def simulate(
             step) and returned in ``Trajectory.events``; a terminal event ends the run
             there. Derivatives of a run with events (event times included) are forward
             sensitivities. Not for stochastic models (``docs/analysis.md``).
+        optimize: ``False`` compiles the run's program with less optimization: the
+            first call compiles about a third faster and the run takes up to twice as
+            long; for interactive use, where each run takes milliseconds (the app does
+            so). Under ``jax.jit`` and other transformations the enclosing program
+            decides, and this is ignored.
 
     Parameter values, ``y0``, ``t0``, ``t1``, ``dt`` and tolerances are traced: changing
     them reuses the compiled program. A fixed-step run whose ``dt`` is outside the
@@ -366,12 +377,15 @@ def simulate(
     plan, args = prepare(model, adjoint=adjoint, events=events, **solve)
     check_saved_states(plan.n_save, len(model.state_names), args["y0"].dtype.itemsize)
     start = time.perf_counter()
-    ts, ys, result, stats, steps, *found = _solve(plan, args)
+    top_level = not any(isinstance(x, jax.core.Tracer) for x in jax.tree.leaves(args))
+    solve_fn = _solve if optimize or not top_level else _solve_quickly
+    ts, ys, result, stats, steps, *found = solve_fn(plan, args)
     recorded = ()  # wall time, model and settings: known only outside JAX transformations
     if _is_concrete(ys):
         jax.block_until_ready((ts, ys, result, stats, steps))  # the time of the finished run
         recorded = (time.perf_counter() - start, model,
-                    settings_of(plan, args, solver_name(solve["solver"], model)))
+                    settings_of(plan, args, solver_name(solve["solver"], model),
+                                solve_fn is _solve))
     traj = Trajectory(ts, ys, result, steps, tuple(model.state_names), *recorded,
                       stats=stats, events=_events_of(found, plan, args, ys))
     if throw:
@@ -394,7 +408,8 @@ def _events_of(found: list, plan: Plan, args: dict, ys) -> Events | None:
     return events
 
 
-def settings_of(plan: Plan, args: dict, solver: str) -> SolveSettings | None:
+def settings_of(plan: Plan, args: dict, solver: str,
+                optimize: bool = True) -> SolveSettings | None:
     """The :class:`SolveSettings` of a concrete run (``None`` if any of them is traced)."""
     values = [args[k] for k in ("t0", "t1", "dt", "rtol", "atol", "y0") if args[k] is not None]
     if not all(map(_is_concrete, values)):
@@ -404,7 +419,7 @@ def settings_of(plan: Plan, args: dict, solver: str) -> SolveSettings | None:
         dt=None if args["dt"] is None else float(args["dt"]), n_save=plan.n_save,
         rtol=float(args["rtol"]), atol=_plain(args["atol"]), max_steps=plan.max_steps,
         y0=tuple(map(float, np.asarray(args["y0"]))), key=key_to_record(args["key"]),
-        precision=str(np.asarray(args["y0"]).dtype))
+        precision=str(np.asarray(args["y0"]).dtype), optimize=optimize)
 
 
 def _raise_if_failed(traj: Trajectory, model: Model):

@@ -1,4 +1,5 @@
-"""The app's first solve, compiled on a background thread while the window is built."""
+"""The app's first solve, compiled on a background thread while the window is built, and
+its programs: quick to compile first, optimized in the background for slow runs."""
 
 import threading
 
@@ -6,7 +7,10 @@ import jax
 import numpy as np
 import pytest
 
+import difflab as dl
+from difflab.app import runs
 from difflab.app.runs import RunSettings, SolveRequest, precompile, solve
+from difflab.solvers import _simulate
 from tests.models_for_tests import Decay
 
 EVENTS = ("/jax/core/compile/jaxpr_to_mlir_module_duration",
@@ -49,3 +53,29 @@ def test_a_failing_precompile_leaves_the_error_to_the_solve(monkeypatch):
     assert escaped == []
     with pytest.raises(ValueError, match="no vector field here"):
         solve(request)
+
+
+def test_the_app_compiles_its_first_runs_quickly():
+    before = _simulate._solve_quickly._cache_size()
+    model = dl.models.get("duffing")()
+    run = solve(SolveRequest(0, model, "duffing", RunSettings(t1=7.3)))
+    assert _simulate._solve_quickly._cache_size() > before
+    np.testing.assert_allclose(run.ys[-1], dl.simulate(model, 7.3, solver=run.settings.solver,
+                                                       dt=run.settings.dt,
+                                                       n_save=len(run.ts)).ys[-1],
+                               rtol=1e-10, atol=1e-12)
+
+
+def test_the_app_optimizes_the_programs_of_slow_runs_in_the_background(monkeypatch):
+    monkeypatch.setattr(runs, "SLOW_RUN", 0.0)  # every run counts as slow
+    model = dl.models.get("lotka_volterra")()
+    request = SolveRequest(0, model, "lotka_volterra", RunSettings(t1=9.1, solver="tsit5"))
+    first, second = solve(request), solve(request)
+    assert first.settings.optimize is False and second.settings.optimize is False
+    runs._optimizing[runs._program_key(request)].join()
+    third = solve(request)
+    assert third.settings.optimize is True
+    np.testing.assert_allclose(third.ys, first.ys, rtol=1e-10, atol=1e-12)
+    monkeypatch.setattr(runs, "SLOW_RUN", 1e9)  # a fast model keeps its quick program
+    fast = SolveRequest(1, model, "lotka_volterra", RunSettings(t1=4.7, solver="dopri5"))
+    assert [solve(fast).settings.optimize for _ in range(3)] == [False] * 3

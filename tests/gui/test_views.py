@@ -83,6 +83,10 @@ def test_dark_theme_colours_the_plots_and_is_remembered(qtbot, make_window, sett
         hint = window.views["fit"].data_label  # a hint label made before the switch
         hint.ensurePolished()
         assert hint.palette().color(hint.foregroundRole()).name() == dark_colors["hint"]
+        window.lab.solve_now()  # the current run in the theme's foreground, not black
+        pens = [pen.color().name() for (run, _), (pen, *_) in window.phase_plot.wanted().items()
+                if run == "current"]
+        assert pens == [dark_colors["foreground"]]
         window.shutdown()
         again = make_window()
         assert again.actions["dark"].isChecked()

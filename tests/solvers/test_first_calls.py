@@ -1,0 +1,79 @@
+"""What a first call costs: the traces a derivative shares, and programs compiled quickly."""
+
+import diffrax
+import jax
+import numpy as np
+
+import difflab as dl
+
+
+def _counting_diffeqsolve(monkeypatch) -> list:
+    calls = []
+    solve = diffrax.diffeqsolve
+
+    def counted(*args, **kwargs):
+        calls.append(type(args[1]).__name__)
+        return solve(*args, **kwargs)
+
+    monkeypatch.setattr(diffrax, "diffeqsolve", counted)
+    return calls
+
+
+def test_a_gradient_through_an_adaptive_solve_traces_diffrax_once(monkeypatch):
+    calls = _counting_diffeqsolve(monkeypatch)
+    model = dl.models.get("lorenz")()
+
+    def final_x(rho):  # a tolerance no other test uses: a trace of its own
+        return dl.simulate(model.replace(rho=rho), 0.5, solver="tsit5", n_save=11,
+                           rtol=3.1e-7).ys[-1, 0]
+
+    grad = jax.grad(final_x)(28.0)
+    assert calls == ["Tsit5"]  # the derivative rule reuses the primal's trace
+    step = 1e-5
+    fd = (final_x(28.0 + step) - final_x(28.0 - step)) / (2 * step)
+    np.testing.assert_allclose(grad, fd, rtol=1e-4)
+
+
+def test_a_trace_is_not_shared_between_different_models(monkeypatch):
+    calls = _counting_diffeqsolve(monkeypatch)
+    for name in ("van_der_pol", "fitzhugh_nagumo"):
+        dl.simulate(dl.models.get(name)(), 0.7, solver="dopri5", n_save=13)
+    assert calls == ["Dopri5", "Dopri5"]
+    again = dl.simulate(dl.models.get("van_der_pol")(mu=2.5), 0.7, solver="dopri5", n_save=13)
+    assert calls == ["Dopri5", "Dopri5"]  # new values: neither traced nor compiled again
+    assert again.ok
+
+
+def test_a_quickly_compiled_run_equals_the_optimized_one():
+    model = dl.models.get("lorenz")()
+    for solver in ("rk4", "tsit5"):
+        quick = dl.simulate(model, 3.0, solver=solver, optimize=False)
+        full = dl.simulate(model, 3.0, solver=solver)
+        np.testing.assert_allclose(quick.ys, full.ys, rtol=1e-12, atol=1e-12)
+
+
+def test_optimize_false_is_ignored_under_transformations():
+    model = dl.models.get("lorenz")()
+
+    def final_x(rho, optimize):
+        return dl.simulate(model.replace(rho=rho), 1.0, solver="tsit5",
+                           optimize=optimize).ys[-1, 0]
+
+    np.testing.assert_allclose(jax.grad(final_x)(28.0, False), jax.grad(final_x)(28.0, True),
+                               rtol=1e-12)
+    compiled = jax.jit(lambda r: final_x(r, False))(28.0)
+    np.testing.assert_allclose(compiled, final_x(28.0, True), rtol=1e-12)
+
+
+def test_a_quick_run_is_rerun_bit_for_bit_from_its_settings_and_its_file(tmp_path):
+    model = dl.models.get("lorenz")()
+    run = dl.simulate(model, 40.0, solver="tsit5", optimize=False)
+    assert run.settings.optimize is False
+    again = dl.simulate(model, **run.settings.kwargs())
+    np.testing.assert_array_equal(again.ys, run.ys)
+    path = tmp_path / "quick.h5"
+    dl.io.save(path, run, name="quick")
+    stored = dl.open(path).runs["quick"]
+    assert stored.settings.optimize is False
+    np.testing.assert_array_equal(dl.simulate(model, **stored.settings.kwargs()).ys, run.ys)
+    assert dl.simulate(model, 1.0).settings.optimize is True
