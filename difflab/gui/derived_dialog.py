@@ -5,6 +5,8 @@ from collections.abc import Callable
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QDialog, QDialogButtonBox, QLabel, QLineEdit, QVBoxLayout
 
+from .widgets import hint_label, show_error
+
 NAMES_SHOWN = 12  # names listed under the line; a model with many states lists the first
 
 
@@ -28,13 +30,11 @@ class ExpressionDialog(QDialog):
         self.line = QLineEdit()
         self.line.setPlaceholderText("for example: x*y - beta*z, sqrt(x**2 + y**2)")
         self.line.setMinimumWidth(360)
-        hint = QLabel(names_hint(names))
+        hint = hint_label(names_hint(names))
         hint.setWordWrap(True)
-        hint.setStyleSheet("color: #6b6b6b; font-size: 8.5pt;")
         self.message = QLabel()
         self.message.setObjectName("expression_error")
         self.message.setWordWrap(True)
-        self.message.setStyleSheet("color: #b00020; font-size: 8.5pt;")
         self.message.hide()
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok
                                    | QDialogButtonBox.StandardButton.Cancel)
@@ -50,7 +50,6 @@ class ExpressionDialog(QDialog):
         try:
             self._submit(self.line.text())
         except ValueError as error:
-            self.message.setText(str(error))
-            self.message.show()
+            show_error(self.message, str(error))
             return
         self.accept()

@@ -18,7 +18,7 @@ from PySide6.QtWidgets import (
 )
 
 from ..app.lab import Lab, finite_bounds
-from .widgets import FloatSpinBox, SliderScale, fmt, hint_label
+from .widgets import FloatSpinBox, SliderScale, fmt, hint_label, show_error
 
 _drags = itertools.count(1)
 OPEN = 1e300  # what a parameter's spin box takes: any number, checked against the range
@@ -50,7 +50,6 @@ class ParameterRow(QWidget):
         self.message = QLabel()
         self.message.setObjectName(f"message_{spec.name}")
         self.message.setWordWrap(True)
-        self.message.setStyleSheet("color: #b00020; font-size: 8.5pt;")
         self.message.hide()
         self._build_range_editor()
         self._build()
@@ -157,8 +156,7 @@ class ParameterRow(QWidget):
     def refuse(self, reason: str) -> None:
         """Keep the value shown before, and say why the new one was refused."""
         self.set_value(self._value)
-        self.message.setText(reason)
-        self.message.show()
+        show_error(self.message, reason)
         self.spin.setToolTip(reason)
 
     def _clear_message(self) -> None:

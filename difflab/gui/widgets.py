@@ -17,6 +17,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from .theme import theme_colors
+
 
 class FloatSpinBox(QDoubleSpinBox):
     """A spin box showing 6 significant digits (``1e-05``, ``9.81``), any magnitude.
@@ -100,6 +102,13 @@ class SliderScale:
         else:
             u = (value - self.lo) / (self.hi - self.lo)
         return round(u * self.resolution)
+
+
+def show_error(label: QLabel, text: str) -> None:
+    """Show ``text`` in ``label`` in the theme's colour for errors (the theme in use now)."""
+    label.setStyleSheet(f"color: {theme_colors()['error']}; font-size: 8.5pt;")
+    label.setText(text)
+    label.show()
 
 
 def hint_label(text: str) -> QLabel:

@@ -87,6 +87,9 @@ def test_dark_theme_colours_the_plots_and_is_remembered(qtbot, make_window, sett
         pens = [pen.color().name() for (run, _), (pen, *_) in window.phase_plot.wanted().items()
                 if run == "current"]
         assert pens == [dark_colors["foreground"]]
+        row = next(iter(window.parameter_panel.rows.values()))
+        row.refuse("a refused value")  # in the dark theme's red, legible on its background
+        assert row.message.isVisible() and dark_colors["error"] in row.message.styleSheet()
         window.shutdown()
         again = make_window()
         assert again.actions["dark"].isChecked()
