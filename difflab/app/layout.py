@@ -8,18 +8,20 @@ SCALE_TOLERANCE = 0.01
 
 @dataclasses.dataclass
 class PlotLayout:
-    """What the plots show: the time-series states, the phase-portrait axes, the front view."""
+    """What the plots show: the time-series states, the phase-portrait axes, the front view,
+    the three states of the 3-D phase view (none for a model with fewer)."""
 
     time_states: tuple[str, ...] = ()
     phase_x: str = ""
     phase_y: str = ""
     view: str = "time"
+    phase3d: tuple[str, ...] = ()
 
     @classmethod
     def for_states(cls, states, view: str = "time") -> "PlotLayout":
         states = tuple(states)
         y = states[1] if len(states) > 1 else states[0]
-        return cls(states[:4], states[0], y, view)
+        return cls(states[:4], states[0], y, view, states[:3] if len(states) >= 3 else ())
 
     def fitted_to(self, states) -> "PlotLayout":
         """This layout where it names existing states, the default where it does not."""
@@ -31,17 +33,20 @@ class PlotLayout:
             self.phase_x if self.phase_x in states else default.phase_x,
             self.phase_y if self.phase_y in states else default.phase_y,
             self.view,
+            self.phase3d if len(self.phase3d) == 3 and set(self.phase3d) <= set(states)
+            else default.phase3d,
         )
 
     def to_json(self) -> dict:
         return {"time_states": list(self.time_states), "phase": [self.phase_x, self.phase_y],
-                "view": self.view}
+                "view": self.view, "phase3d": list(self.phase3d)}
 
     @classmethod
     def from_json(cls, data: dict) -> "PlotLayout":
         phase = list(data.get("phase") or ["", ""]) + ["", ""]
         return cls(tuple(str(s) for s in data.get("time_states", ())), str(phase[0]),
-                   str(phase[1]), str(data.get("view", "time")))
+                   str(phase[1]), str(data.get("view", "time")),
+                   tuple(str(s) for s in data.get("phase3d") or ()))
 
 
 def same_scale(saved, current: float) -> bool:

@@ -72,6 +72,7 @@ class Phase3DView(RunPlot):
         self.layout().addWidget(self.message, 1)
         self._build_frame()
         lab.events.model.connect(lambda e: self._fill_boxes())
+        lab.events.layout.connect(lambda e: self._fill_boxes())
         self._fill_boxes()
         self._show_angles()
 
@@ -93,7 +94,8 @@ class Phase3DView(RunPlot):
     # -- the states shown and the angles ---------------------------------------------------
 
     def _fill_boxes(self) -> None:
-        """The model's states in the three boxes, its first three chosen (if it has them)."""
+        """The model's states in the three boxes, the three of the layout chosen (the
+        model's first three where it names none)."""
         states = list(self.lab.state_names)
         enough = len(states) >= 3
         if not enough:
@@ -101,12 +103,15 @@ class Phase3DView(RunPlot):
                                  f"{self.lab.model_name} has {len(states)}.")
         self.message.setVisible(not enough)
         self.plot.setVisible(enough)
+        chosen = self.lab.layout.phase3d
+        if len(chosen) != 3 or not set(chosen) <= set(states):  # a layout from an older file
+            chosen = tuple(states[:3])
         for i, box in enumerate(self.boxes):
             blocked = box.blockSignals(True)
             if [box.itemText(j) for j in range(box.count())] != states:
                 box.clear()
                 box.addItems(states)
-                box.setCurrentIndex(i if enough else -1)
+            box.setCurrentIndex(states.index(chosen[i]) if enough else -1)
             box.setEnabled(enough)
             box.blockSignals(blocked)
         self._axes_chosen()
@@ -114,6 +119,8 @@ class Phase3DView(RunPlot):
     def _axes_chosen(self, _text: str = "") -> None:
         axes = tuple(box.currentText() for box in self.boxes)
         self.axes = axes if all(axes) and len(self.lab.state_names) >= 3 else ("", "", "")
+        if all(self.axes):
+            self.lab.set_layout(phase3d=self.axes)  # kept with the session
         self.redraw()
 
     def set_axes(self, x: str, y: str, z: str) -> None:

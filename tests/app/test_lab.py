@@ -55,7 +55,7 @@ def test_model_switch_is_undoable_and_fits_the_layout(lab):
     lab.set_param("g", 2.0)
     lab.select_model("lorenz")
     assert lab.model_name == "lorenz" and lab.params["rho"] == 28.0 and lab.current is None
-    assert lab.layout == PlotLayout(("x", "y", "z"), "x", "y", "time")
+    assert lab.layout == PlotLayout(("x", "y", "z"), "x", "y", "time", ("x", "y", "z"))
     lab.set_param("rho", 10.0)
     lab.undo()
     lab.undo()

@@ -6,6 +6,7 @@ from PySide6.QtCore import QEvent, QPoint, QPointF, Qt
 from PySide6.QtGui import QColor, QMouseEvent, QWheelEvent
 from PySide6.QtWidgets import QApplication
 
+from difflab.app.session_io import save_lab
 from difflab.gui.plots import CURRENT, PALETTE, PHASE_POINTS, state_color
 
 from .conftest import LONG
@@ -166,3 +167,18 @@ def test_many_states_get_distinct_colours_and_few_keep_the_palette(qtbot, window
     pens = {s: plot.curves[(CURRENT, s)].opts["pen"].color().name()
             for s in ("theta0", "theta10", "theta50")}
     assert pens == {s: colors[int(s[5:])] for s in pens} and len(set(pens.values())) == 3
+
+
+def test_the_chosen_states_are_kept_with_the_session(qtbot, window, tmp_path):
+    solved(qtbot, window, "lorenz")
+    view = window.views["phase3d"]
+    view.set_axes("z", "x", "y")
+    assert window.lab.layout.phase3d == ("z", "x", "y")
+    path = tmp_path / "lab.h5"
+    save_lab(window.lab, path, plot_layout=window.plot_layout())
+    view.set_axes("x", "y", "z")
+    assert window.files.open(str(path))
+    assert view.axes == ("z", "x", "y")
+    assert [box.currentText() for box in view.boxes] == ["z", "x", "y"]
+    window.lab.select_model("pendulum")  # two states: none to choose
+    assert view.axes == ("", "", "") and not view.plot.isVisible()
