@@ -159,11 +159,10 @@ def with_tolerances(controller, rtol, atol):
                         "diffrax.ClipStepSizeController)") from None
 
 
-class Guarded(diffrax.AbstractAdaptiveStepSizeController):
-    """A controller that starts with Hairer's step, shrinks the step on a non-finite
-    candidate, and records ``(its state, time reached, step size there)``."""
+class _Wrapping(diffrax.AbstractAdaptiveStepSizeController):
+    """A controller around an ``inner`` one, whose tolerances and norm it uses."""
 
-    inner: diffrax.AbstractAdaptiveStepSizeController
+    inner: eqx.AbstractVar[diffrax.AbstractAdaptiveStepSizeController]
 
     @property
     def rtol(self):
@@ -176,6 +175,13 @@ class Guarded(diffrax.AbstractAdaptiveStepSizeController):
     @property
     def norm(self):
         return self.inner.norm
+
+
+class Guarded(_Wrapping):
+    """A controller that starts with Hairer's step, shrinks the step on a non-finite
+    candidate, and records ``(its state, time reached, step size there)``."""
+
+    inner: diffrax.AbstractAdaptiveStepSizeController
 
     def wrap(self, direction):
         return Guarded(self.inner.wrap(direction))
@@ -198,7 +204,7 @@ class Guarded(diffrax.AbstractAdaptiveStepSizeController):
         return keep, next_t0, next_t1, jump, (inner, next_t0, next_t1 - next_t0), result
 
 
-class Watched(diffrax.AbstractAdaptiveStepSizeController):
+class Watched(_Wrapping):
     """A :class:`Guarded` controller that also watches events at every accepted step
     (``crossings.py``), located on ``solver``'s own step, and ends the solve (diffrax's
     ``event_occurred``) at a terminal one. Its state: ``(Guarded's, the Record)``."""
@@ -207,18 +213,6 @@ class Watched(diffrax.AbstractAdaptiveStepSizeController):
     watch: Watch
     model: Model
     solver: diffrax.AbstractSolver
-
-    @property
-    def rtol(self):
-        return self.inner.rtol
-
-    @property
-    def atol(self):
-        return self.inner.atol
-
-    @property
-    def norm(self):
-        return self.inner.norm
 
     def wrap(self, direction):
         return eqx.tree_at(lambda c: c.inner, self, self.inner.wrap(direction))
