@@ -138,11 +138,16 @@ def _sweep_lambda():
     return cell, cell
 
 
-def _app_solve(model_name):
+def _app_solve(model_name, started=False):
+    """The app's first solve of ``model_name`` in a bare process, or (``started``) after
+    the app's start-up work: the default model's precompile and what it loads after."""
     def case():
         import difflab as dl
-        from difflab.app.runs import RunSettings, SolveRequest, solve
+        from difflab.app.runs import RunSettings, SolveRequest, precompile, solve
 
+        if started:
+            default = dl.models.get("pendulum")
+            precompile(SolveRequest(0, default(), "pendulum", RunSettings())).join()
         cls = dl.models.get(model_name)
         first = SolveRequest(0, cls(), model_name, RunSettings())
         spec = next(iter(cls.parameter_specs().items()))
@@ -165,6 +170,7 @@ CASES = {
     "sweep_lambda": _sweep_lambda,  # warm: the same cell run again
     "app_first_solve": _app_solve("pendulum"),  # the model the app opens with
     "app_stiff_solve": _app_solve("heat1d"),  # the built-in stiff model (kvaerno5)
+    "app_stiff_after_start": _app_solve("heat1d", started=True),  # as the app picks it
 }
 
 

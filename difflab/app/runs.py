@@ -7,11 +7,13 @@ call (``solve``, ``stream_run``); they take immutable snapshots of the session s
 """
 
 import dataclasses
+import importlib
 import math
 import threading
 import time
 from collections.abc import Callable, Iterator
 
+import jax.numpy as jnp
 import numpy as np
 
 import difflab as dl
@@ -199,7 +201,8 @@ _precompiling: list[threading.Thread] = []
 def precompile(request: SolveRequest) -> threading.Thread:
     """Solve ``request`` on a background thread for its compiled programs alone (JAX keeps
     them): started as the window is being built, the window's first solve, the same one,
-    finds them ready. A failure is left to that solve to report."""
+    finds them ready. A failure is left to that solve to report. Then, no longer waited
+    for, the thread loads what a first adaptive or stiff solve would wait for."""
 
     def run():
         try:
@@ -208,11 +211,19 @@ def precompile(request: SolveRequest) -> threading.Thread:
             pass
         finally:
             _precompiling.remove(thread)
+        _load_stiff_solvers()
 
     thread = threading.Thread(target=run, name="difflab-precompile", daemon=True)
     _precompiling.append(thread)
     thread.start()
     return thread
+
+
+def _load_stiff_solvers() -> None:
+    """Import diffrax (0.1-0.4 s) and load LAPACK for the implicit solvers' Newton steps
+    (scipy's, 0.1 s), which the first adaptive or stiff solve would otherwise wait for."""
+    importlib.import_module("diffrax")
+    jnp.linalg.solve(jnp.eye(2), jnp.ones(2)).block_until_ready()
 
 
 def stream_run(request: SolveRequest, *, chunk_size: int | None = None,

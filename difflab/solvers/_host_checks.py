@@ -9,7 +9,8 @@ checks from it, for that call only: each ``cond`` one of whose branches calls th
 while the other passes its operands on becomes the pass-through (what ``EQX_ON_ERROR=off``
 does for the whole process), and a call (``jit``, ``custom_jvp``) that is left passing
 its operands on is dropped too, so no differentiation rule brings the check back.
-DiffLab reports its own failures as result codes (``_result.py``).
+DiffLab reports its own failures as result codes (``_result.py``). The same pass runs
+diffrax's long chains of one call as loops (``_chains.py``), for a quicker compilation.
 """
 
 import collections
@@ -21,11 +22,10 @@ import jax
 import jax.numpy as jnp
 from jax.extend.core import ClosedJaxpr, Jaxpr, Literal, jaxpr_as_fun
 
+from ._chains import CALLS, folded
+
 #: primitives that run Python on the host
 CALLBACKS = frozenset({"pure_callback", "io_callback", "debug_callback"})
-#: call primitives and the parameter holding the jaxpr they call with their own operands
-_CALLS = {"pjit": "jaxpr", "jit": "jaxpr", "closed_call": "call_jaxpr",
-          "custom_jvp_call": "call_jaxpr", "custom_vjp_call": "call_jaxpr"}
 
 
 def without_host_checks(fn, *, reverse: bool = False):
@@ -43,7 +43,7 @@ def without_host_checks(fn, *, reverse: bool = False):
     def checked_on_device(*args, **kwargs):
         closed, out_struct, out_static = _traced(fn, args, kwargs)
         flat = jax.tree.leaves(eqx.filter((args, kwargs), eqx.is_array))
-        out = _dropping_checks(jaxpr_as_fun(closed), reverse)(*flat)
+        out = _dropping_checks(closed, reverse)(*flat)
         return eqx.combine(jax.tree.unflatten(jax.tree.structure(out_struct), out),
                            out_static)
 
@@ -56,9 +56,9 @@ _TRACES_LOCK = threading.Lock()
 
 
 def _traced(fn, args, kwargs):
-    """``eqx.filter_make_jaxpr(fn)(*args, **kwargs)``, traced once per ``fn``, static
-    arguments and array shapes: differentiating a solve traces it again for the
-    derivative rule, and tracing diffrax costs a quarter of a second."""
+    """``eqx.filter_make_jaxpr(fn)(*args, **kwargs)`` with its jaxpr stripped, traced once
+    per ``fn``, static arguments and array shapes: differentiating a solve traces it
+    again for the derivative rule, and tracing diffrax costs a quarter of a second."""
     dynamic, static = eqx.partition((args, kwargs), eqx.is_array)
     key = (fn, jax.tree.structure(static), tuple((type(x), x) for x in jax.tree.leaves(static)),
            jax.tree.structure(dynamic), tuple(map(jax.typeof, jax.tree.leaves(dynamic))))
@@ -69,13 +69,18 @@ def _traced(fn, args, kwargs):
     except KeyError:
         pass
     except TypeError:  # an unhashable static argument: trace every time
-        return eqx.filter_make_jaxpr(fn)(*args, **kwargs)
-    traced = eqx.filter_make_jaxpr(fn)(*args, **kwargs)
+        return _stripped_trace(fn, args, kwargs)
+    traced = _stripped_trace(fn, args, kwargs)
     with _TRACES_LOCK:
         _TRACES[key] = traced
         while len(_TRACES) > _TRACES_KEPT:
             _TRACES.popitem(last=False)
     return traced
+
+
+def _stripped_trace(fn, args, kwargs):
+    closed, *structure = eqx.filter_make_jaxpr(fn)(*args, **kwargs)
+    return strip_closed(closed), *structure
 
 
 def error_if_on_cpu(x, pred, msg: str):
@@ -89,14 +94,16 @@ def error_if_on_cpu(x, pred, msg: str):
                                       default=nan_where)
 
 
-def _stripped(f):
-    """``f`` (arrays in, a list of arrays out) evaluated from its stripped jaxpr."""
-    return lambda *flat: jaxpr_as_fun(strip_closed(jax.make_jaxpr(f)(*flat)))(*flat)
+def _stripped(f, *flat) -> ClosedJaxpr:
+    """The jaxpr of ``f`` (arrays in, a list of arrays out) at ``flat``, stripped."""
+    return strip_closed(jax.make_jaxpr(f)(*flat))
 
 
-def _dropping_checks(f, reverse: bool):
-    """``_stripped(f)``, with a derivative rule that strips the checks of the derivative."""
-    call = (jax.custom_vjp if reverse else jax.custom_jvp)(_stripped(f))
+def _dropping_checks(closed: ClosedJaxpr, reverse: bool):
+    """``closed`` (stripped) as a function, with a derivative rule that strips the checks
+    of the derivative."""
+    f = jaxpr_as_fun(closed)
+    call = (jax.custom_vjp if reverse else jax.custom_jvp)(f)
     if reverse:
         call.defvjp(lambda *flat: (call(*flat), flat), _stripped_vjp(f))
     else:
@@ -107,8 +114,8 @@ def _dropping_checks(f, reverse: bool):
 def _stripped_jvp(f):
     def jvp(primals, tangents):
         n = len(primals)
-        both = _dropping_checks(lambda *pt: [*sum(jax.jvp(f, pt[:n], pt[n:]), [])], False)(
-            *primals, *tangents)
+        both = _dropping_checks(_stripped(lambda *pt: [*sum(jax.jvp(f, pt[:n], pt[n:]), [])],
+                                          *primals, *tangents), False)(*primals, *tangents)
         return both[:len(both) // 2], both[len(both) // 2:]
 
     return jvp
@@ -117,8 +124,9 @@ def _stripped_jvp(f):
 def _stripped_vjp(f):
     def vjp(flat, cts):
         n = len(flat)
-        return tuple(_stripped(lambda *pc: list(jax.vjp(f, *pc[:n])[1](list(pc[n:]))))(
-            *flat, *cts))
+        backward = _stripped(lambda *pc: list(jax.vjp(f, *pc[:n])[1](list(pc[n:]))),
+                             *flat, *cts)
+        return tuple(jaxpr_as_fun(backward)(*flat, *cts))
 
     return vjp
 
@@ -138,7 +146,8 @@ def strip_closed(closed: ClosedJaxpr) -> ClosedJaxpr:
 
 
 def strip(jaxpr: Jaxpr) -> Jaxpr:
-    """``jaxpr`` without its host-callback checks (itself if it has none)."""
+    """``jaxpr`` without its host-callback checks, and with its long chains of one
+    function run as loops (``_chains.py``); itself if it has neither."""
     renamed = {}
     eqns = []
     for eqn in jaxpr.eqns:
@@ -148,9 +157,10 @@ def strip(jaxpr: Jaxpr) -> Jaxpr:
             renamed.update(zip(eqn.outvars, passed))
             continue
         eqns.append(_with_stripped_params(eqn, invars))
-    if not renamed and all(a is b for a, b in zip(eqns, jaxpr.eqns)):
-        return jaxpr
     outvars = [_renamed(v, renamed) for v in jaxpr.outvars]
+    eqns = folded(eqns, outvars)
+    if len(eqns) == len(jaxpr.eqns) and all(a is b for a, b in zip(eqns, jaxpr.eqns)):
+        return jaxpr
     return jaxpr.replace(eqns=eqns, outvars=outvars)
 
 
@@ -161,8 +171,8 @@ def _passed_on(eqn, invars):
         kept = [b for b in eqn.params["branches"] if not calls_host(b)]
         if len(kept) == 1:
             return _forwarded(kept[0], invars[1:])
-    elif name in _CALLS and _CALLS[name] in eqn.params:
-        body = eqn.params[_CALLS[name]]
+    elif name in CALLS and CALLS[name] in eqn.params:
+        body = eqn.params[CALLS[name]]
         stripped = _stripped_param(body)
         if stripped is not body:
             return _forwarded(stripped, invars)

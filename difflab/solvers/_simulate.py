@@ -9,6 +9,7 @@ import equinox as eqx
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax.extend.core import Literal
 
 from ..models import Model
 from ._events import Events, overflow_message, resolve_events
@@ -189,13 +190,28 @@ def _plain(value):
 
 
 @functools.partial(jax.jit, static_argnums=1)
-def _default_initial_state(dynamic, static):
+def _initial_state_of(dynamic, static):
     return eqx.combine(dynamic, static).initial_state()
+
+
+def _default_initial_state(model: Model):
+    """``model.initial_state()``: read from its trace where it is a constant (as most
+    are), else computed by a compiled program."""
+    args = eqx.partition(model, eqx.is_array)
+    closed = _initial_state_of.trace(*args).jaxpr
+    out = closed.jaxpr.outvars[0]
+    if closed.jaxpr.eqns:
+        return _initial_state_of(*args)
+    if isinstance(out, Literal):
+        return np.asarray(out.val)
+    if out in closed.jaxpr.constvars:
+        return np.asarray(closed.consts[closed.jaxpr.constvars.index(out)])
+    return _initial_state_of(*args)  # one of the model's arrays, passed on
 
 
 def _initial_state(model: Model, y0):
     if y0 is None:
-        y0 = _default_initial_state(*eqx.partition(model, eqx.is_array))
+        y0 = _default_initial_state(model)
     y0 = jnp.asarray(y0, dtype=jnp.result_type(float))
     n = len(model.state_names)
     if y0.shape != (n,):

@@ -1,6 +1,9 @@
 """The app's first solve, compiled on a background thread while the window is built, and
 its programs: quick to compile first, optimized in the background for slow runs."""
 
+import subprocess
+import sys
+import textwrap
 import threading
 
 import jax
@@ -33,9 +36,10 @@ def test_a_solve_waits_for_the_precompile_of_its_request_and_compiles_nothing():
     try:
         started = precompile(request)
         run = solve(request)
+        assert started not in runs._precompiling  # its solve was done when this one began
+        started.join()  # then it loads the stiff solvers
     finally:
         jax.monitoring.unregister_event_duration_listener(heard)
-    assert not started.is_alive()
     assert threads and set(threads) == {"difflab-precompile"}  # all of it there, once
     np.testing.assert_allclose(run["u"], np.exp(-0.5 * run.ts), rtol=1e-8)
 
@@ -43,6 +47,24 @@ def test_a_solve_waits_for_the_precompile_of_its_request_and_compiles_nothing():
 class Broken(Decay):
     def vector_field(self, t, y):
         raise ValueError("no vector field here")
+
+
+def test_after_the_start_up_work_a_stiff_solve_imports_nothing():
+    script = textwrap.dedent("""
+        import sys
+        import jax
+        import difflab as dl
+        from difflab.app.runs import RunSettings, SolveRequest, precompile
+        precompile(SolveRequest(0, dl.models.get("pendulum")(), "pendulum",
+                                RunSettings(t1=1.0))).join()
+        loaded = set(sys.modules)
+        heat = dl.models.get("heat1d")()
+        jax.jit(lambda: dl.simulate(heat, 0.1, solver="kvaerno5").ys).trace().lower()
+        print(sorted(m for m in set(sys.modules) - loaded if not m.startswith("difflab")))
+    """)
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                         check=True)
+    assert out.stdout.strip() == "[]"  # without the loading: diffrax, lineax, scipy...
 
 
 def test_a_failing_precompile_leaves_the_error_to_the_solve(monkeypatch):

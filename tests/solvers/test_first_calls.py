@@ -2,9 +2,11 @@
 
 import diffrax
 import jax
+import jax.numpy as jnp
 import numpy as np
 
 import difflab as dl
+from tests.models_for_tests import Decay
 
 
 def _counting_diffeqsolve(monkeypatch) -> list:
@@ -77,3 +79,29 @@ def test_a_quick_run_is_rerun_bit_for_bit_from_its_settings_and_its_file(tmp_pat
     assert stored.settings.optimize is False
     np.testing.assert_array_equal(dl.simulate(model, **stored.settings.kwargs()).ys, run.ys)
     assert dl.simulate(model, 1.0).settings.optimize is True
+
+
+class _ConstantStart(Decay):  # classes of their own: nothing compiled for them yet
+    pass
+
+
+class _StartFromRate(Decay):
+    def initial_state(self):
+        return jnp.stack([2.0 * self.rate])
+
+
+def test_a_constant_initial_state_is_read_from_its_trace_not_compiled():
+    compiled = []
+    listener = lambda event, duration, **_: compiled.append(event)  # noqa: E731
+    models = _ConstantStart(rate=0.5), _StartFromRate(rate=0.5)
+    jax.monitoring.register_event_duration_secs_listener(listener)
+    try:
+        constant = dl.simulate(models[0], 1.0, solver="rk4", n_save=3)
+        n_programs = compiled.count("/jax/core/compile/backend_compile_duration")
+        from_rate = dl.simulate(models[1], 1.0, solver="rk4", n_save=3)
+    finally:
+        jax.monitoring.unregister_event_duration_listener(listener)
+    assert n_programs == 1  # the run alone (its initial state was a second program)
+    np.testing.assert_allclose(constant["u"], np.exp(-0.5 * constant.ts), rtol=1e-6)
+    np.testing.assert_allclose(from_rate["u"], np.exp(-0.5 * from_rate.ts), rtol=1e-6)
+    assert from_rate.settings.y0 == (1.0,) and constant.settings.y0 == (1.0,)
