@@ -198,10 +198,11 @@ def _default_initial_state(model: Model):
     """``model.initial_state()``: read from its trace where it is a constant (as most
     are), else computed by a compiled program."""
     args = eqx.partition(model, eqx.is_array)
-    closed = _initial_state_of.trace(*args).jaxpr
+    traced = _initial_state_of.trace(*args)
+    closed = traced.jaxpr
+    if closed.jaxpr.eqns or not isinstance(traced.out_info, jax.ShapeDtypeStruct):
+        return _initial_state_of(*args)  # computed, or not one array (a list, ...)
     out = closed.jaxpr.outvars[0]
-    if closed.jaxpr.eqns:
-        return _initial_state_of(*args)
     if isinstance(out, Literal):
         return np.asarray(out.val)
     if out in closed.jaxpr.constvars:

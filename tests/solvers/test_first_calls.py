@@ -90,6 +90,11 @@ class _StartFromRate(Decay):
         return jnp.stack([2.0 * self.rate])
 
 
+class _ListStart(Decay):
+    def initial_state(self):
+        return [1.0]
+
+
 def test_a_constant_initial_state_is_read_from_its_trace_not_compiled():
     compiled = []
     listener = lambda event, duration, **_: compiled.append(event)  # noqa: E731
@@ -105,3 +110,4 @@ def test_a_constant_initial_state_is_read_from_its_trace_not_compiled():
     np.testing.assert_allclose(constant["u"], np.exp(-0.5 * constant.ts), rtol=1e-6)
     np.testing.assert_allclose(from_rate["u"], np.exp(-0.5 * from_rate.ts), rtol=1e-6)
     assert from_rate.settings.y0 == (1.0,) and constant.settings.y0 == (1.0,)
+    assert dl.simulate(_ListStart(), 1.0, solver="rk4", n_save=3).settings.y0 == (1.0,)
