@@ -6,6 +6,7 @@ call (``solve``, ``stream_run``); they take immutable snapshots of the session s
 (:class:`SolveRequest`), so they can run on any thread.
 """
 
+import contextlib
 import dataclasses
 import importlib
 import math
@@ -221,9 +222,11 @@ def precompile(request: SolveRequest) -> threading.Thread:
 
 def _load_stiff_solvers() -> None:
     """Import diffrax (0.1-0.4 s) and load LAPACK for the implicit solvers' Newton steps
-    (scipy's, 0.1 s), which the first adaptive or stiff solve would otherwise wait for."""
-    importlib.import_module("diffrax")
-    jnp.linalg.solve(jnp.eye(2), jnp.ones(2)).block_until_ready()
+    (scipy's, 0.1 s), which the first adaptive or stiff solve would otherwise wait for.
+    A failure is left to the solve that needs them."""
+    with contextlib.suppress(Exception):
+        importlib.import_module("diffrax")
+        jnp.linalg.solve(jnp.eye(2), jnp.ones(2)).block_until_ready()
 
 
 def stream_run(request: SolveRequest, *, chunk_size: int | None = None,
