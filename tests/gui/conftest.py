@@ -47,3 +47,11 @@ def make_window(qtbot, settings):
 @pytest.fixture
 def window(make_window):
     return make_window()
+
+
+def solved(qtbot, window, name):
+    """Select model ``name`` in ``window`` and wait for its run: the lab's current run."""
+    window.lab.select_model(name)
+    qtbot.waitUntil(lambda: window.lab.current is not None
+                    and window.lab.name_of(window.lab.current.model) == name, timeout=LONG)
+    return window.lab.current

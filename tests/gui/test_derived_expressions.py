@@ -10,14 +10,7 @@ from difflab.app.views import ExpressionBook
 from difflab.gui.derived_dialog import ExpressionDialog
 from difflab.gui.plots import CURRENT
 
-from .conftest import LONG
-
-
-def solved(qtbot, window, name):
-    window.lab.select_model(name)
-    qtbot.waitUntil(lambda: window.lab.current is not None
-                    and window.lab.name_of(window.lab.current.model) == name, timeout=LONG)
-    return window.lab.current
+from .conftest import LONG, solved
 
 
 def menu_texts(plot):

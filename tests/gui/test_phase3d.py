@@ -9,16 +9,9 @@ from PySide6.QtWidgets import QApplication
 from difflab.app.session_io import save_lab
 from difflab.gui.plots import CURRENT, PALETTE, PHASE_POINTS, state_color
 
-from .conftest import LONG
+from .conftest import LONG, solved
 
 KEY = (CURRENT, "phase3d")
-
-
-def solved(qtbot, window, name):
-    window.lab.select_model(name)
-    qtbot.waitUntil(lambda: window.lab.current is not None
-                    and window.lab.name_of(window.lab.current.model) == name, timeout=LONG)
-    return window.lab.current
 
 
 def shown(qtbot, window):

@@ -9,14 +9,7 @@ from difflab.app.layout import same_scale
 from difflab.gui.plots import CURRENT
 from difflab.gui.theme import THEMES, apply_theme
 
-from .conftest import LONG
-
-
-def solved(qtbot, window, name):
-    window.lab.select_model(name)
-    qtbot.waitUntil(lambda: window.lab.current is not None
-                    and window.lab.name_of(window.lab.current.model) == name, timeout=LONG)
-    return window.lab.current
+from .conftest import LONG, solved
 
 
 def tab_titles(window):
