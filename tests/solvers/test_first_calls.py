@@ -1,11 +1,15 @@
 """What a first call costs: the traces a derivative shares, and programs compiled quickly."""
 
+import collections
+
 import diffrax
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax.extend.core import jaxpr_as_fun, subjaxprs
 
 import difflab as dl
+from difflab.solvers._host_checks import strip_closed
 from tests.models_for_tests import Decay
 
 
@@ -111,3 +115,51 @@ def test_a_constant_initial_state_is_read_from_its_trace_not_compiled():
     np.testing.assert_allclose(from_rate["u"], np.exp(-0.5 * from_rate.ts), rtol=1e-6)
     assert from_rate.settings.y0 == (1.0,) and constant.settings.y0 == (1.0,)
     assert dl.simulate(_ListStart(), 1.0, solver="rk4", n_save=3).settings.y0 == (1.0,)
+
+
+def _primitives(jaxpr) -> collections.Counter:
+    """How often each primitive appears in ``jaxpr``, its sub-jaxprs included."""
+    jaxpr = getattr(jaxpr, "jaxpr", jaxpr)
+    counts = collections.Counter(eqn.primitive.name for eqn in jaxpr.eqns)
+    for sub in subjaxprs(jaxpr):
+        counts += _primitives(sub)
+    return counts
+
+
+def test_stripping_drops_copies_and_dead_equations_and_keeps_effects():
+    seen = []
+
+    def f(x):
+        jnp.sin(x)  # dead
+        jax.debug.callback(seen.append, x)  # unused, but an effect
+
+        def body(c):
+            jnp.cos(c)  # dead inside a loop
+            return jnp.copy(c) + 1.0
+
+        return jax.lax.while_loop(lambda c: c < 10.0, body, jnp.copy(x) * 2.0)
+
+    closed = strip_closed(jax.make_jaxpr(f)(1.0))
+    counts = _primitives(closed)
+    assert counts["copy"] == counts["sin"] == counts["cos"] == 0
+    assert counts["debug_callback"] == 1 and counts["while"] == 1
+    assert float(jaxpr_as_fun(closed)(3.0)[0]) == 10.0 and seen == [3.0]
+
+
+def test_an_adaptive_solve_reaches_its_derivatives_without_diffrax_copies():
+    model = dl.models.get("lorenz")()
+    closed = jax.make_jaxpr(lambda t1: dl.simulate(model, t1, solver="tsit5").ys)(3.0)
+    assert _primitives(closed)["copy"] == 0  # equinox's loops made 135
+
+
+def test_stripping_inlines_calls_of_straight_line_code_and_keeps_calls_of_loops():
+    scaled = jax.jit(lambda x: 2.0 * x + 1.0)
+    cubed = jax.jit(lambda x: jax.lax.fori_loop(0, 3, lambda i, c: c * x, 1.0))
+
+    def f(x):
+        return scaled(x) + scaled(x + 1.0) + cubed(x)  # one jaxpr for both calls of scaled
+
+    closed = strip_closed(jax.make_jaxpr(f)(2.0))
+    jax.extend.core.check_jaxpr(closed.jaxpr)  # each variable defined once
+    assert [e.primitive.name for e in closed.jaxpr.eqns].count("jit") == 1  # cubed
+    assert float(jaxpr_as_fun(closed)(2.0)[0]) == 5.0 + 7.0 + 8.0
