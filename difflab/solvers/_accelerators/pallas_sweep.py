@@ -28,8 +28,6 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 from jax import lax
-from jax.experimental import pallas as pl
-from jax.experimental.pallas import triton as pallas_triton
 
 from ...models import Model
 from .._steppers import resolve_solver, solver_name
@@ -186,6 +184,9 @@ def _store(out_ref, row, y):
 
 
 def _call(program, shapes, n_intervals, block, interpret, scalars, steps, y0, values):
+    from jax.experimental import pallas as pl  # here: loading Pallas takes 0.07 s
+    from jax.experimental.pallas import triton as pallas_triton
+
     n_states, width = y0.shape
     rows = lambda n: pl.BlockSpec((n, block), lambda i: (0, i))  # noqa: E731
     whole = lambda x: pl.BlockSpec(x.shape, lambda i: (0,))  # noqa: E731
