@@ -204,10 +204,13 @@ def _inlined(eqn, invars, renamed: dict) -> list | None:
 def _plain(params: dict) -> bool:
     """Whether a ``jit`` call only groups equations: no shardings, layouts, donations or
     compiler options of its own."""
-    shardings = (*params["in_shardings"], *params["out_shardings"])
-    return (all(type(s).__name__ == "UnspecifiedValue" for s in shardings)
-            and all(x is None for x in (*params["in_layouts"], *params["out_layouts"]))
-            and not any(params["donated_invars"]) and not params["compiler_options_kvs"])
+    def get(key):  # a key a later JAX drops reads as empty
+        return tuple(params.get(key, ()))
+
+    return (all(type(s).__name__ == "UnspecifiedValue"
+                for s in get("in_shardings") + get("out_shardings"))
+            and all(x is None for x in get("in_layouts") + get("out_layouts"))
+            and not any(get("donated_invars")) and not get("compiler_options_kvs"))
 
 
 def _live(eqns: list, outvars: list) -> list:
