@@ -198,7 +198,10 @@ def _default_initial_state(model: Model):
     """``model.initial_state()``: read from its trace where it is a constant (as most
     are), else computed by a compiled program."""
     args = eqx.partition(model, eqx.is_array)
-    traced = _initial_state_of.trace(*args)
+    try:
+        traced = _initial_state_of.trace(*args)
+    except TypeError:  # not an array (or a bug in it): run it as the user wrote it
+        return model.initial_state()
     closed = traced.jaxpr
     if closed.jaxpr.eqns or not isinstance(traced.out_info, jax.ShapeDtypeStruct):
         return _initial_state_of(*args)  # computed, or not one array (a list, ...)
@@ -211,16 +214,30 @@ def _default_initial_state(model: Model):
 
 
 def _initial_state(model: Model, y0):
+    n = len(model.state_names)
     if y0 is None:
         y0 = _default_initial_state(model)
+        if not _is_numeric(y0):
+            missing = " (is its return missing?)" if y0 is None else ""
+            raise TypeError(f"{type(model).__name__}.initial_state() returned {y0!r}"
+                            f"{missing}; it must return the initial state: an array "
+                            f"with one value per state in {model.state_names}")
     y0 = jnp.asarray(y0, dtype=jnp.result_type(float))
-    n = len(model.state_names)
     if y0.shape != (n,):
         raise ValueError(
             f"{type(model).__name__} has {n} states {model.state_names}, "
             f"but the initial state has shape {y0.shape}"
         )
     return y0
+
+
+def _is_numeric(value) -> bool:
+    """Whether ``value`` holds numbers (arrays, tracers, lists of them)."""
+    leaves = jax.tree.leaves(value)
+    try:
+        return bool(leaves) and jnp.result_type(*leaves) is not None
+    except (TypeError, ValueError):
+        return False
 
 
 def _n_save(n_save, t0, t1, dt, solver) -> int:

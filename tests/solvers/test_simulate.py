@@ -201,3 +201,21 @@ def test_stream_reports_failure():
     assert len(chunks) == 2 and chunks[-1].result == dl.Result.UNSTABLE
     with pytest.raises(dl.SimulationError):
         list(dl.stream(Decay(rate=1e4), 100.0, dt=0.1, solver="euler", chunk_size=3))
+
+
+class _ForgotReturn(Decay):
+    def initial_state(self):
+        jnp.array([1.0])
+
+
+class _TextStart(Decay):
+    def initial_state(self):
+        return "one"
+
+
+def test_an_initial_state_that_is_no_array_is_named_in_the_error():
+    with pytest.raises(TypeError, match=r"_ForgotReturn.initial_state\(\) returned None "
+                                        r"\(is its return missing\?\).*\('u',\)"):
+        dl.simulate(_ForgotReturn(), 1.0)
+    with pytest.raises(TypeError, match=r"_TextStart.initial_state\(\) returned 'one'"):
+        dl.simulate(_TextStart(), 1.0)
