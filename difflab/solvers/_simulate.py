@@ -235,9 +235,10 @@ def _is_numeric(value) -> bool:
     """Whether ``value`` holds numbers (arrays, tracers, lists of them)."""
     leaves = jax.tree.leaves(value)
     try:
-        return bool(leaves) and jnp.result_type(*leaves) is not None
-    except (TypeError, ValueError):
+        jnp.result_type(*leaves)
+    except (TypeError, ValueError):  # none, or not numbers ("one")
         return False
+    return True
 
 
 def _n_save(n_save, t0, t1, dt, solver) -> int:
