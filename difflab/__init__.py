@@ -21,7 +21,7 @@ _FROM = {
         "BifurcationCurve", "Continuation", "Equilibria", "Event", "Events", "FitResult",
         "LyapunovSpectrum", "PeriodicOrbits", "Poincare", "Result", "Sensitivity",
         "SimulationError", "Space", "SweepResult", "Trajectory", "continuation",
-        "equilibria", "fit", "grid", "latin_hypercube", "lyapunov", "periodic_orbits",
+        "equilibria", "fit", "grid", "latin_hypercube", "locate", "lyapunov", "periodic_orbits",
         "poincare", "sensitivity", "simulate", "sobol", "stream", "sweep", "uniform"),
 }
 _RENAMED = {"open": ("io", "open_session")}  # difflab.open, not builtins.open

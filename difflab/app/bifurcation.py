@@ -3,12 +3,14 @@ orbits against a parameter.
 
 Qt-free. A :class:`BifurcationRequest` names the parameter, its range and the state to
 start from; :func:`run_continuation` continues (:func:`difflab.continuation`) the
-equilibrium nearest that state from the start of the range, then every equilibrium found
-at the end of the range (:func:`difflab.equilibria`) that no branch has reached yet,
-back towards the start, so branches born at a bifurcation inside the range (Lorenz's
-C+ and C- past the pitchfork at ``rho = 1``) are drawn too; then the periodic orbits born
+equilibrium nearest that state from the start of the range, then the other branch
+through each branch point on the way (Lorenz's C+ and C- through the pitchfork at
+``rho = 1``), then every equilibrium found at the end of the range
+(:func:`difflab.equilibria`) that no branch has reached yet, back towards the start;
+then the periodic orbits born
 at each Hopf point (:func:`difflab.periodic_orbits`), but one where an earlier branch of
-orbits ended. The :class:`BifurcationDiagram` cuts the branches into stable and unstable
+orbits ended. What fails on the way is kept in words (the diagram is then partial).
+The :class:`BifurcationDiagram` cuts the branches into stable and unstable
 pieces for drawing (an orbit drawn by its least and greatest value of a state), labels
 the special points (fold ``LP``, Hopf ``H``, branch point ``BP``, fold of cycles ``LPC``,
 period doubling ``PD``, Neimark-Sacker ``NS``) and finds the point nearest a click.
@@ -22,6 +24,7 @@ import difflab as dl
 
 LABELS = {"fold": "LP", "hopf": "H", "branch": "BP", "fold-of-cycles": "LPC",
           "period-doubling": "PD", "neimark-sacker": "NS"}
+MAX_BRANCHES = 12  # branches of equilibria in one diagram
 
 
 @dataclasses.dataclass(frozen=True)
@@ -82,6 +85,11 @@ class BifurcationDiagram:
     request: BifurcationRequest
     branches: tuple
     cycles: tuple = ()
+    notes: tuple[str, ...] = ()  # what failed on the way: the diagram is partial
+
+    @property
+    def partial(self) -> bool:
+        return bool(self.notes)
 
     @property
     def state_names(self) -> tuple[str, ...]:
@@ -213,12 +221,13 @@ def _ends_at(orbits, hopf, span) -> bool:
         and np.linalg.norm(last - x) < 1e-2 * (1 + np.linalg.norm(x))
 
 
-def _cycles(request, branches, stop) -> tuple:
+def _cycles(request, branches, stop, notes) -> tuple:
     """The periodic orbits born at each Hopf point on ``branches``, in the request's
-    range; none from a Hopf point where an earlier branch of orbits ended."""
+    range; none from a Hopf point where an earlier branch of orbits ended. A failure is
+    added to ``notes`` in words."""
     span = abs(request.stop - request.start)
     diagram = BifurcationDiagram(request, tuple(branches))
-    found = []
+    found, failed = [], []
     for hopf in [p for p in diagram.special_points() if p.kind == "hopf"]:
         if stop():
             break
@@ -228,32 +237,106 @@ def _cycles(request, branches, stop) -> tuple:
             found.append(dl.periodic_orbits(request.model, request.param, hopf,
                                             min(request.start, request.stop),
                                             max(request.start, request.stop), t=request.t))
-        except ValueError:  # a degenerate Hopf point
-            continue
+        except (ValueError, ArithmeticError) as error:
+            failed.append((float(hopf.value), _words(error)))
+    if failed:
+        value, words = failed[0]
+        more = f" (and {len(failed) - 1} more Hopf points)" if len(failed) > 1 else ""
+        notes.append(f"periodic orbits from H at {request.param} = {value:.6g} failed: "
+                     f"{words}{more}")
     return tuple(found)
 
 
-def run_continuation(request: BifurcationRequest, stop=lambda: False) -> BifurcationDiagram:
-    """Continue the branch through the request's state, then the other branches found
-    at the end of the range, then the periodic orbits from the Hopf points (unless the
-    request says not to); ``stop()`` is checked between branches."""
-    model, param = request.model, request.param
-    first = dl.continuation(model.replace(**{param: request.start}), param, request.start,
-                            request.stop, state=request.seed(), t=request.t)
-    branches = [first]
-    if request.other_branches and not stop():
-        at_end = dl.equilibria(model.replace(**{param: request.stop}), t=request.t)
-        tol = 1e-6 * max(1.0, abs(request.stop - request.start))
-        for state in np.asarray(at_end.states, dtype=float):
-            if stop():
-                break
-            if _on_a_branch(state, request.stop, branches, tol):
+def _words(error: BaseException) -> str:
+    return str(error).strip() or type(error).__name__
+
+
+def _switched(request, branches, stop, notes) -> None:
+    """Add to ``branches`` the other branch through each branch point on them (a
+    pitchfork's pair of equilibria), at most :data:`MAX_BRANCHES` in all."""
+    done: list = []
+    k = 0
+    while k < len(branches) and len(branches) < MAX_BRANCHES and not stop():
+        for point in [p for p in branches[k].special if p.kind == "branch"]:
+            if stop() or len(branches) >= MAX_BRANCHES or _seen(point, done, request):
                 continue
+            done.append(point)
             try:
-                branches.append(dl.continuation(model.replace(**{param: request.stop}), param,
-                                                request.stop, request.start, state=state,
-                                                t=request.t))
-            except ValueError:
+                branch = dl.continuation(request.model, request.param, request.start,
+                                         request.stop, from_point=point, t=request.t)
+            except (ValueError, ArithmeticError) as error:
+                notes.append(f"branch from BP at {request.param} = {float(point.value):.6g} "
+                             f"failed: {_words(error)}")
                 continue
-    cycles = _cycles(request, branches, stop) if request.cycles and not stop() else ()
-    return BifurcationDiagram(request, tuple(branches), cycles)
+            done.extend(p for p in branch.special if p.kind == "branch")
+            branches.append(branch)
+        k += 1
+
+
+def _seen(point, done, request) -> bool:
+    """Whether branch point ``point`` is one already switched at (the same place)."""
+    scale = abs(request.stop - request.start)
+    return any(abs(float(p.value) - float(point.value)) < 1e-6 * scale and np.allclose(
+        p.state, point.state, atol=1e-6 * (1 + scale)) for p in done)
+
+
+def _from_the_end(request, branches, stop, notes) -> None:
+    """Add to ``branches`` the equilibria found at the end of the range that no branch has
+    reached, each continued back towards the start."""
+    model, param = request.model, request.param
+    at_end = dl.equilibria(model.replace(**{param: request.stop}), t=request.t)
+    tol = 1e-6 * max(1.0, abs(request.stop - request.start))
+    for state in np.asarray(at_end.states, dtype=float):
+        if stop() or len(branches) >= MAX_BRANCHES:
+            break
+        if _on_a_branch(state, request.stop, branches, tol):
+            continue
+        try:
+            branches.append(dl.continuation(model.replace(**{param: request.stop}), param,
+                                            request.stop, request.start, state=state,
+                                            t=request.t))
+        except (ValueError, ArithmeticError) as error:
+            notes.append(f"branch from the equilibrium at {param} = {request.stop:g} "
+                         f"failed: {_words(error)}")
+
+
+def _first_branch(request):
+    """The branch through the equilibrium nearest the request's state at the start of the
+    range, else at its end (traced back), else at the model's own value of the parameter
+    (towards the end, then the start); a :class:`ValueError` that says what to try
+    where there is none at any of them."""
+    model, param, lo, hi = request.model, request.param, request.start, request.stop
+    own = float(getattr(model, param))
+    tries = [(lo, hi), (hi, lo)] + ([(own, hi), (own, lo)] if min(lo, hi) < own < max(lo, hi)
+                                    else [])
+    first_error = None
+    for k, (a, b) in enumerate(tries):
+        try:
+            branch = dl.continuation(model.replace(**{param: a}), param, a, b,
+                                     state=request.seed(), t=request.t)
+        except (ValueError, ArithmeticError) as error:
+            first_error = first_error or error
+            continue
+        if k == 0 or np.ptp(branch.values) >= 1e-3 * abs(hi - lo):
+            return branch  # not a fallback stuck where it began (equilibria not isolated)
+    ends = ", ".join(dict.fromkeys(f"{v:g}" for v, _ in tries))
+    raise ValueError(
+        f"{_words(first_error)}; none at {param} = {ends} either, near the start state or "
+        f"in the search box. {request.model_name} may have no equilibria there (its states "
+        "drift, rotate or orbit) or only ones that are not isolated (a line or circle of "
+        "them), which a diagram cannot follow. Try the Sweep tab to see how runs change "
+        f"with {param}") from first_error
+
+
+def run_continuation(request: BifurcationRequest, stop=lambda: False) -> BifurcationDiagram:
+    """Continue the branch through the request's state, then (unless the request says
+    not to) the other branch through each branch point and the branches found at the end
+    of the range, then the periodic orbits from the Hopf points; ``stop()`` is checked
+    between branches. What failed on the way is in the diagram's ``notes``."""
+    branches, notes = [_first_branch(request)], []
+    if request.other_branches and not stop():
+        _switched(request, branches, stop, notes)
+        if not stop():
+            _from_the_end(request, branches, stop, notes)
+    cycles = _cycles(request, branches, stop, notes) if request.cycles and not stop() else ()
+    return BifurcationDiagram(request, tuple(branches), cycles, tuple(notes))

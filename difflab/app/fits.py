@@ -85,7 +85,13 @@ class FitView:
 
     @property
     def ok(self) -> bool:
+        """The optimizer converged ("converged" says no more than that)."""
         return self.fit is not None and self.fit.ok
+
+    @property
+    def good(self) -> bool:
+        """The optimizer converged and the statistics say nothing against the fit."""
+        return self.fit is not None and self.fit.good
 
     @property
     def state_names(self) -> tuple[str, ...]:
@@ -108,16 +114,22 @@ class FitView:
                 for n in self.names]
 
     def statistics(self) -> str:
-        """How the fit ended and its chi-square, in words (empty while it runs)."""
+        """How the optimizer ended, the chi-square, then what the statistics say against
+        the fit (more parameters than data, combinations the data do not determine, a
+        reduced χ² far from 1 with the noise given), in words; empty while it runs."""
         if self.fit is None:
             return ""
-        if not np.isfinite(self.fit.chi2):
-            return self.fit.message
-        return f"{self.fit.message}; χ² = {self.fit.chi2:.6g}, {self.fit.dof} degrees of freedom"
+        text = self.fit.ended
+        if np.isfinite(self.fit.chi2):
+            text += f"; χ² = {self.fit.chi2:.6g}, {self.fit.dof} degrees of freedom"
+        return text + "".join(f". But {note}" for note in self.fit.notes)
 
     def complete(self) -> None:
         """Compute the model curve and the statistics of a finished fit (simulations: run
         it off the GUI thread)."""
+        run = None if self.fit is None else self.fit.run
+        if self.curve is None and run is not None:  # the run the fit kept
+            self.curve = np.asarray(run.ts), np.asarray(run.ys)
         if self.curve is None and self.best and isinstance(self.model, dl.Model):
             self.curve = model_curve(self, self.best)
         if self.stats is None and self.fit is not None and self.fit.data is not None \

@@ -78,8 +78,10 @@ class Lab:
         self.current: dl.Trajectory | None = None
         self.changed: set[tuple[str, str]] = set()  # (kind, name) added or replaced
         self.deleted: set[tuple[str, str]] = set()  # (kind, name) deleted by the user
+        self._removed: dict = {}  # (kind, name) -> the deleted object, which undo brings back
         self.path = None
         self.dirty = False
+        self.edits = 0  # counts the changes, so a save taken in the background knows its own
         self.messages: list[tuple[str, str]] = []
         self.gui_layout: dict = {}
         self.plot_points: int | None = None  # saved points on auto: what the plot shows
@@ -504,13 +506,14 @@ class Lab:
         kind, name, value = state["kind"], state["name"], state["value"]
         store = self._store(kind)
         if value is None:
-            store.pop(name)
+            self._removed[kind, name] = store.pop(name)
             self._forget(kind, name)
         else:  # back in its place; written again if the file lost it at a save since
             items = list(store.items())
             items.insert(state["index"], (name, value))
             store.clear()
             store.update(items)
+            self._removed.pop((kind, name), None)
             if state["changed"] or (kind, name) not in self.deleted:
                 self.changed.add((kind, name))
             self.deleted.discard((kind, name))
@@ -527,6 +530,10 @@ class Lab:
         self.changed.discard((kind, name))
         self.deleted.add((kind, name))
 
+    def removed(self, key: tuple[str, str]):
+        """The object deleted as ``(kind, name)`` that undo can bring back, or ``None``."""
+        return self._removed.get(key)
+
     def mark_saved(self) -> None:
         """The lab and its file agree: nothing changed, nothing deleted, nothing unsaved."""
         self.changed.clear()
@@ -536,6 +543,7 @@ class Lab:
     # -- file state and messages ----------------------------------------------------
 
     def mark_dirty(self, dirty: bool = True) -> None:
+        self.edits += dirty
         if dirty != self.dirty:
             self.dirty = dirty
             self.events.dirty.emit(dirty=dirty)

@@ -59,3 +59,16 @@ def same_scale(saved, current: float) -> bool:
     except (TypeError, ValueError):
         return saved is None
     return math.isfinite(value) and abs(value - current) <= SCALE_TOLERANCE * current
+
+
+def fitted(rect: tuple[int, int, int, int], area: tuple[int, int, int, int],
+           frame: tuple[int, int] = (0, 0)) -> tuple[int, int, int, int]:
+    """A window's ``(x, y, width, height)`` made to fit in a screen's available ``area``
+    (same form), ``frame`` the extra width and height of its decorations: no larger than
+    the area, moved inside it where it reaches past an edge."""
+    x, y, w, h = rect
+    ax, ay, aw, ah = area
+    w, h = min(w, aw - frame[0]), min(h, ah - frame[1])
+    x = min(max(x, ax), ax + aw - w - frame[0])
+    y = min(max(y, ay), ay + ah - h - frame[1])
+    return x, y, max(w, 1), max(h, 1)

@@ -19,7 +19,9 @@ import numpy as np
 
 import difflab as dl
 
-from . import accuracy
+from .._threads import own as own_thread
+from .._threads import start as start_thread
+from . import accuracy, timing
 
 
 @dataclasses.dataclass(frozen=True)
@@ -156,13 +158,17 @@ def solve(request: SolveRequest) -> dl.Trajectory:
         if thread is not threading.current_thread():
             thread.join()
     key = _program_key(request)
-    traj = accuracy.simulate(request.model, request.settings, request.points,
-                             request.settings.y0, optimize=key in _optimized)
+    with timing.compile_spans() as spans:
+        traj = accuracy.simulate(request.model, request.settings, request.points,
+                                 request.settings.y0, optimize=key in _optimized)
+    end, wall = time.perf_counter(), traj.wall_time or 0.0
     warm = key in _warm  # else the run's wall time holds its compilation
     _warm.add(key)
-    if warm and key not in _optimized and (traj.wall_time or 0.0) > SLOW_RUN:
+    if warm and key not in _optimized and wall > SLOW_RUN:
         _optimize_later(request, key)
-    return on_host(traj, "current")
+    run = on_host(traj, "current")
+    timing.note(run, min(timing.overlap(spans, end - wall, end), wall))
+    return run
 
 
 _warm: set = set()  # the programs (see _program_key) that have run
@@ -190,9 +196,7 @@ def _optimize_later(request: SolveRequest, key: tuple) -> threading.Thread:
         except Exception:  # noqa: BLE001 (the quick program keeps serving)
             pass
 
-    thread = threading.Thread(target=run, name="difflab-optimize", daemon=True)
-    _optimizing[key] = thread
-    thread.start()
+    _optimizing[key] = thread = start_thread(run, name="difflab-optimize")
     return thread
 
 
@@ -214,7 +218,8 @@ def precompile(request: SolveRequest) -> threading.Thread:
             _precompiling.remove(thread)
         _load_stiff_solvers()
 
-    thread = threading.Thread(target=run, name="difflab-precompile", daemon=True)
+    thread = threading.Thread(target=run, name="difflab-precompile")
+    own_thread(thread, threading.Thread.is_alive, threading.Thread.join)
     _precompiling.append(thread)
     thread.start()
     return thread
@@ -240,10 +245,14 @@ def stream_run(request: SolveRequest, *, chunk_size: int | None = None,
     settings, model = request.settings, request.model
     ts = ys = None
     start = time.perf_counter()
-    chunks = dl.stream(model, settings.t1, chunk_size=chunk_size or 100, throw=False,
-                       **request.simulate_kwargs())
+    kwargs = request.simulate_kwargs()
+    with contextlib.suppress(TypeError, ValueError):  # else the stream's checks say why
+        kwargs.update(accuracy.choose(model, settings, request.points))
+    chunk_size = chunk_size or default_chunk_size(kwargs["n_save"] or 1001)
+    chunks, spans = dl.stream(model, settings.t1, chunk_size=chunk_size, throw=False,
+                              **kwargs), []
     try:
-        for chunk in chunks:
+        for chunk in timing.timed(chunks, spans):
             if ts is None:
                 ts = np.full(chunk.total, np.nan)
                 ys = np.full((chunk.total, chunk.ys.shape[1]), np.nan, order="F")  # columns
@@ -254,6 +263,7 @@ def stream_run(request: SolveRequest, *, chunk_size: int | None = None,
                 steps=np.int64(0), state_names=tuple(model.state_names),
                 wall_time=time.perf_counter() - start, model=model, settings=chunk.settings,
                 name="current")
+            timing.note(run, min(timing.overlap(spans, start, math.inf), run.wall_time))
             yield run, chunk
             if stop():
                 break
@@ -273,7 +283,10 @@ def status_text(run: dl.Trajectory | None, model_name: str, settings: RunSetting
     solver = run.settings.solver if run.settings is not None else "?"
     if not run.ok:
         return f"{model_name}: {solver} failed: {run.message}"
-    wall = f" in {run.wall_time * 1e3:.1f} ms" if run.wall_time else ""
     steps = f"{run.steps} steps" if run.steps else f"{len(run.ts)} points"
+    compiling = timing.compile_time(run)
+    wall = f" in {run.wall_time * 1e3:.1f} ms" if run.wall_time else ""
+    if compiling > 0.0005:  # a first run: the time of its program apart, as the CLI says it
+        wall = f", {(run.wall_time - compiling) * 1e3:.1f} ms run + {compiling:.2f} s compile"
     chosen = accuracy.chosen(run, settings)
     return f"{model_name}: {steps}{wall}, {solver}" + (f" (auto: {chosen})" if chosen else "")

@@ -91,35 +91,101 @@ def save_lab(lab: Lab, path, *, plot_layout: dict | None = None, compress: bool 
     ``path`` the lab's own file: only what the lab added, replaced or deleted is written.
     Another path: a copy of the lab's file (if it has one) with those changes; the file
     that was at ``path`` is replaced. ``plot_layout``: extra layout the GUI keeps (its
-    views), merged into the lab's. Any error leaves ``path`` as it was.
+    views), merged into the lab's. Any error leaves ``path`` as it was. The app does the
+    same in three steps, writing off the GUI thread: :func:`plan_save`,
+    :func:`write_plan`, :func:`finish_save`.
     """
+    plan = plan_save(lab, path, plot_layout=plot_layout, compress=compress)
+    write_plan(plan, log=lab.log)
+    finish_save(lab, plan)
+
+
+@dataclasses.dataclass(frozen=True)
+class SavePlan:
+    """What a save writes, taken from the lab at once (on the GUI thread): the objects
+    to add or replace by ``(kind, name)``, those to remove, the session's models (every
+    typed or loaded one, current or not), layout and settings. Written on any thread."""
+
+    path: Path
+    base: Path | None
+    objects: dict
+    deleted: tuple
+    models: tuple
+    layout: dict
+    settings: dict
+    compress: bool
+    edits: int
+    removed: tuple = ()  # the deleted objects undo can bring back, kept whole before removal
+
+    @property
+    def steps(self) -> int:
+        """The units of progress of :func:`write_plan`: each object, then the rest."""
+        return len(self.objects) + 1
+
+
+def plan_save(lab: Lab, path, *, plot_layout: dict | None = None,
+              compress: bool = False) -> SavePlan:
+    """The save of the lab's changes into ``path`` (see :func:`save_lab`); computes nothing."""
     path = Path(path)
     source = lab.path if lab.path is not None and Path(lab.path).exists() else None
     base = None if source is None or _same_file(source, path) else source
-    _write(lab, path, plot_layout, compress, base=base, everything=source is None)
-    lab.set_path(path)
-    lab.mark_saved()
+    everything = source is None
+    objects = {key: value for key, value in _objects(lab).items()
+               if everything or key in lab.changed}
+    models = tuple(lab.base_model(name) for name in lab.user_models)
+    layout = {**lab.layout.to_json(), **(plot_layout or {})}
+    removed = tuple(lab.removed(key) for key in lab.deleted if lab.removed(key) is not None)
+    return SavePlan(path, base, objects, tuple(lab.deleted), models, layout,
+                    lab.app_settings(), compress, lab.edits, removed)
 
 
-def _write(lab: Lab, path, plot_layout, compress: bool, *, base, everything: bool) -> None:
-    with dl.io.write_session(path, overwrite=True, compress=compress, base=base,
-                             command_line="difflab gui") as writer:
-        for kind, name in lab.deleted:
+def write_plan(plan: SavePlan, progress=lambda done, total: None, log=lambda text, level: None
+               ) -> None:
+    """Write ``plan`` (any thread): ``progress(done, total)`` after each object, ``log``
+    for what is left out."""
+    for value in plan.removed:  # undo may bring it back after its groups leave the file
+        dl.io.keep_in_memory(value)
+    with dl.io.write_session(plan.path, overwrite=True, compress=plan.compress,
+                             base=plan.base, command_line="difflab gui") as writer:
+        for kind, name in plan.deleted:
             _remove(writer, GROUPS[kind], name)
-        for (kind, name), value in _objects(lab).items():
-            if everything or (kind, name) in lab.changed:
-                _add(lab, writer, kind, name, value)
-        layout = {**lab.layout.to_json(), **(plot_layout or {})}
-        writer.set_app(plot_layout=layout, settings=lab.app_settings())
+        for model in plan.models:
+            _add_model(writer, model, log)
+        for done, ((kind, name), value) in enumerate(plan.objects.items()):
+            progress(done, plan.steps)
+            _add(writer, kind, name, value, log)
+        writer.set_app(plot_layout=plan.layout, settings=plan.settings)
+    progress(plan.steps, plan.steps)
 
 
-def _add(lab: Lab, writer, kind: str, name: str, value) -> None:
+def finish_save(lab: Lab, plan: SavePlan) -> None:
+    """After :func:`write_plan`: the file is the lab's, and what it wrote is saved (a
+    change made while it wrote stays unsaved)."""
+    now = _objects(lab)
+    for key, value in plan.objects.items():
+        if now.get(key) is value:
+            lab.changed.discard(key)
+    lab.deleted.difference_update(key for key in plan.deleted if key not in now)
+    lab.set_path(plan.path)
+    if lab.edits == plan.edits:
+        lab.mark_dirty(False)
+
+
+def _add(writer, kind: str, name: str, value, log) -> None:
     try:
         dl.io.add(writer, value, name=name)
     except TypeError as error:  # an analysis of a class no session file stores yet
         if kind != "analysis":
             raise
-        lab.log(f"analysis {name!r} is not saved: {error}", "warning")
+        log(f"analysis {name!r} is not saved: {error}", "warning")
+
+
+def _add_model(writer, model, log) -> None:
+    """Store a user's model (typed or loaded) in ``/models``, once per distinct value."""
+    try:
+        writer.add_model(model)
+    except (OSError, TypeError, ValueError) as error:
+        log(f"the model {type(model).__name__} is not saved: {error}", "warning")
 
 
 def _remove(writer, group: str, name: str) -> None:
@@ -154,6 +220,7 @@ def _run_from_file(lab: Lab, session, name: str) -> dl.Trajectory:
 
 def open_lab(lab: Lab, path) -> None:
     """Replace the lab's session by the one in ``path`` (``SessionFileError`` if it is bad)."""
+    dl.io.remove_stale_temporaries(path)  # of a save that was killed
     session = dl.io.open_session(path)
     app = session.app_settings or {}
     layout = session.plot_layout or {}
@@ -187,9 +254,9 @@ def open_lab(lab: Lab, path) -> None:
 
 def _model_name(lab: Lab, app: dict, session) -> str:
     """The session's model: the one the app chose, else that of its first result."""
-    for record in session.models.values():  # equation models join the browser
-        if record.origin == "equations":
-            lab.model_from_record(record)
+    for record in session.models.values():  # typed and loaded models join the browser
+        if record.origin in ("equations", "user"):
+            lab.model_from_record(record)  # a file's code runs only if trusted
     names = dict.fromkeys([app.get("model"), *(s.model.name for s in session.groups())])
     for name in names:
         if not name:

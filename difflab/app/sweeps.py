@@ -19,6 +19,7 @@ axes and the observable drawn), for the app's sweeps and those of ``difflab swee
 import dataclasses
 import json
 import math
+import re
 from collections.abc import Callable
 
 import numpy as np
@@ -198,11 +199,43 @@ class SweepView:
     spec: str
 
     @classmethod
-    def of(cls, result: dl.SweepResult, model_name: str) -> "SweepView":
+    def of(cls, result: dl.SweepResult, model_name: str,
+           observable: str | None = None) -> "SweepView":
         """The view of a sweep made by the app or by ``difflab sweep`` (``ValueError`` if
-        it is not a grid of one or two parameters)."""
+        it is not a grid of one or two parameters), drawing ``observable`` (by name; by
+        default the first it can draw, see :func:`drawable`)."""
         axes = grid_axes(result.space)
-        return cls(result, model_name, axes, *_observable(result, len(axes)))
+        choices = drawable(result, len(axes))
+        return cls(result, model_name, axes, observable, choices[observable]) \
+            if observable in choices else cls(result, model_name, axes, *next(iter(choices.items())))
+
+    @property
+    def after(self) -> float | None:
+        """The start of the saved times the observable counts (``None``: all of them)."""
+        found = re.search(r"after=([^,)]+)", self.spec)
+        return None if found is None else float(found.group(1))
+
+    def run_settings(self) -> dict:
+        """The sweep's own ``t0``, ``t1``, ``dt`` and ``solver`` (what made it), as
+        :meth:`difflab.app.lab.Lab.set_settings` takes them: a point clicked through is
+        simulated as the sweep simulated it."""
+        stored = self.result.settings or {}
+        found = {k: stored[k] for k in ("t0", "t1", "dt") if stored.get(k) is not None}
+        found = {k: float(v) for k, v in found.items()}
+        if isinstance(stored.get("solver"), str):
+            found["solver"] = stored["solver"]
+        if "dt" in found or "solver" in found:
+            found.setdefault("dt", None)
+        return found
+
+    def copy(self) -> "SweepView":
+        """This view over copies of the sweep's arrays (the worker of a sweep let go of
+        may still write into the ones it filled)."""
+        r = self.result
+        result = dataclasses.replace(
+            r, y=np.array(r.y), result=np.array(r.result), steps=np.array(r.steps),
+            observables={k: np.array(v) for k, v in r.observables.items()})
+        return dataclasses.replace(self, result=result)
 
     @property
     def reduction(self) -> str:
@@ -293,18 +326,20 @@ class SweepView:
                 f"{self.result.message(index)}")
 
 
-def _observable(result: dl.SweepResult, n_axes: int) -> tuple[str, str]:
-    """``(name, spec)`` of the first observable the app can draw over ``n_axes``
-    parameters (else the final value of the first state): a number per point, or over
-    one parameter a vector (an orbit diagram)."""
+def drawable(result: dl.SweepResult, n_axes: int) -> dict[str, str]:
+    """``{name: spec}`` of every observable the app can draw over ``n_axes`` parameters
+    (a number per point, or over one parameter a vector: an orbit diagram), in the
+    sweep's order; the final value of the first state where there is none."""
+    found = {}
     for name, spec in result.observable_specs.items():
-        if spec.partition("(")[0] not in (*REDUCTIONS, *ORBITS):
+        if spec.partition("(")[0] not in (*REDUCTIONS, *ORBITS) \
+                or name not in result.observables:
             continue  # a Python function's
         vector = len(np.shape(result.observables[name])) == 2
         if n_axes == 1 or not vector:
-            return name, spec
+            found[name] = spec
     state = result.state_names[0]
-    return f"final_{state}", f"final({state})"
+    return found or {f"final_{state}": f"final({state})"}
 
 
 def grid_axes(space: dl.Space) -> tuple[Axis, ...]:

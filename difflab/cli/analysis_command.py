@@ -12,6 +12,7 @@ import difflab as dl
 
 from .commands import _build_model, _err, _out, _writing
 from .errors import UsageError, printable
+from .sizes import check_starts
 
 CURVE = "curve"  # --param2's curves are stored as <name>.curve0, <name>.curve1, ...
 
@@ -96,6 +97,7 @@ def equilibria(args) -> int:
     model = _build_model(args)
     if args.starts < 1:
         raise UsageError(f"--starts must be at least 1, got {args.starts}")
+    check_starts(model, args.starts)  # before any work: the memory it would need
     box = dict(args.box) or None
     result = _computed(args, dl.equilibria, model, box=box, n_starts=args.starts)
     if args.json:

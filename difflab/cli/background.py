@@ -1,16 +1,18 @@
 """Long work in a helper thread, so that Ctrl-C reaches the command line at once.
 
 A jitted call runs to its end before Python sees a signal: a long ``difflab run`` would
-ignore Ctrl-C until done. Run in a daemon thread and waited for in short joins, the
-work lets ``KeyboardInterrupt`` through within a tenth of a second; the abandoned call
-runs on unseen until the process exits, which it then does at once.
+ignore Ctrl-C until done. Run in a helper thread and waited for in short joins, the
+work lets ``KeyboardInterrupt`` through within a tenth of a second. The thread is owned
+by ``difflab._threads``: an abandoned call runs on unseen, and the command line then
+ends the process at once (:func:`difflab.cli.errors.leave`), never leaving the thread
+to the interpreter's exit.
 """
 
-import threading
+from .._threads import start
 
 
 def in_background(fn, *args, **kwargs):
-    """``fn(*args, **kwargs)``, computed in a daemon thread; its value or its exception."""
+    """``fn(*args, **kwargs)``, computed in a helper thread; its value or its exception."""
     outcome = {}
 
     def work():
@@ -19,8 +21,7 @@ def in_background(fn, *args, **kwargs):
         except BaseException as error:  # handed to the waiting thread
             outcome["error"] = error
 
-    thread = threading.Thread(target=work, daemon=True, name="difflab-work")
-    thread.start()
+    thread = start(work, name="difflab-work")
     while thread.is_alive():
         thread.join(0.05)
     if "error" in outcome:

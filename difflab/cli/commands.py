@@ -171,7 +171,10 @@ def _failed_when(traj) -> str:
 
 def _save(out: Path, traj, args) -> None:
     if out.suffix == ".csv":
-        dl.io.export_csv(traj, out)
+        try:
+            dl.io.export_csv(traj, out, overwrite=args.overwrite)
+        except FileExistsError as error:
+            raise UsageError(f"{out}: {error.strerror}") from None
         _err().print(f"saved {out}")
         return
     seed = {"seed": args.key} if isinstance(traj.model, dl.SDEModel) else None

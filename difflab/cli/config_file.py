@@ -22,11 +22,17 @@ class ConfigError(UsageError):
     """A config file that cannot be used; the message names the key."""
 
 
+MAX_CONFIG_BYTES = 64 << 20  # far above any config (150,000 explicit points are 1.4 MB)
+
+
 def read(path) -> str:
+    """The text of the config file ``path``: a regular UTF-8 file of at most 64 MiB."""
+    from difflab.models import FileReadError, read_bounded_text
+
     try:
-        return Path(path).read_text(encoding="utf-8")
-    except OSError as error:
-        raise ConfigError(f"cannot read {path}: {error.strerror or error}") from None
+        return read_bounded_text(path, MAX_CONFIG_BYTES)
+    except FileReadError as error:
+        raise ConfigError(f"cannot read {error}") from None
 
 
 def parse(text: str, path) -> dict:
@@ -34,6 +40,9 @@ def parse(text: str, path) -> dict:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
         raise ConfigError(f"{path} is not valid TOML: {error}") from None
+    except RecursionError:
+        raise ConfigError(f"{path} is not a config DiffLab reads: its tables or arrays "
+                          "are nested too deeply") from None
 
 
 def table(data: dict, key: str, allowed=None) -> dict:

@@ -11,6 +11,7 @@ import difflab as dl
 from .analysis_command import _analysed, _computed, _fmt_complex, _fmt_state
 from .commands import _build_model, _err, _out
 from .errors import UsageError
+from .sizes import check_cycle_steps
 
 
 def _check(args) -> None:
@@ -27,6 +28,7 @@ def cycles(args) -> int:
     """``difflab cycles MODEL --param P --from A --to B``."""
     model = _build_model(args)
     _check(args)
+    check_cycle_steps(model, args.steps, args.segments)  # before any work
     orbits = _computed(args, _orbits_from_hopf, args, model)
     if args.json:
         print(json.dumps(orbits.to_dict()))

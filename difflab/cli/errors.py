@@ -3,7 +3,8 @@
 import errno
 import os
 import sys
-import threading
+
+from .._threads import running
 
 EXIT_BAD_INPUT = 2
 EXIT_FAILED = 1
@@ -49,9 +50,7 @@ def leave(status: int) -> int:
     when shutting down normally would crash it: work abandoned at Ctrl-C may still run
     in XLA's threads or ours (the interpreter's exit then aborts), and HDF5 files left
     unclosable by a full disk segfault at exit."""
-    busy = any(t.daemon and t.is_alive() and t.name.startswith("difflab-")
-               for t in threading.enumerate())
-    if busy or _hdf5_failed or status == EXIT_INTERRUPTED:
+    if running() or _hdf5_failed or status == EXIT_INTERRUPTED:
         sys.stdout.flush()
         sys.stderr.flush()
         os._exit(status)

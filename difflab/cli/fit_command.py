@@ -132,16 +132,29 @@ def build(config: FitConfig):
 
 
 class _Progress:
-    """One line on stderr per chunk: the step and the lowest loss."""
+    """Lines on stderr: one before the first chunk (which compiles), then one per chunk
+    with the step, the lowest loss and, with several starts, how many have finished."""
 
     def __init__(self, quiet: bool):
         from rich.console import Console
 
         self.console = None if quiet else Console(stderr=True, highlight=False)
 
+    def starting(self, kwargs) -> None:
+        starts = kwargs.get("starts", 1)
+        n = len(next(iter(starts.values()))) if isinstance(starts, dict) else int(starts)
+        if self.console is not None:
+            self.console.print(f"compiling the fit ({n} start{'s' if n != 1 else ''}); "
+                               "progress follows after each chunk of steps")
+
     def __call__(self, progress) -> None:
-        if self.console is not None and not progress.done:
-            self.console.print(f"step {progress.step:>5}  loss {progress.loss:.8g}")
+        if self.console is None or progress.done:
+            return
+        text = f"step {progress.step:>5}  loss {progress.loss:.8g}"
+        done = progress.start_done
+        if done is not None and len(done) > 1:
+            text += f"  ({int(done.sum())} of {len(done)} starts finished)"
+        self.console.print(text)
 
 
 def fit(args) -> int:
@@ -168,6 +181,7 @@ def _run(model, data, params, kwargs, out, name, progress):
         with dl.io.writing(out):
             try:
                 stream = dl.solvers.fit_stream(model, data, params, **kwargs)
+                progress.starting(kwargs)
                 first = next(stream)
             except (ValueError, TypeError) as error:  # a value of the config file
                 raise ConfigError(str(error).splitlines()[0]) from None
@@ -179,7 +193,7 @@ def _run(model, data, params, kwargs, out, name, progress):
                 session.start_swmr()
                 result = _drain(stream, first, writer, progress)
                 writer.finish_with(result)
-            dl.io.save_run(out, result.trajectory())
+            dl.io.save_run(out, result.trajectory())  # the run the fit kept
     except dl.io.SessionFileError as error:
         raise UsageError(str(error)) from None
     except OSError as error:
@@ -188,12 +202,16 @@ def _run(model, data, params, kwargs, out, name, progress):
 
 
 def _drain(stream, first, writer, progress):
+    """Write each chunk as it comes: the loss history, and each start's latest point (so
+    a killed fit leaves every start's progress up to its last chunk in the file)."""
     item = first
     while True:
         progress(item)
+        if len(item.losses):
+            writer.append(item.losses, item.parameters)
+        writer.record_starts(item.start_losses, item.start_params, item.start_done)
         if item.done:
             return item.result
-        writer.append(item.losses, item.parameters)
         item = next(stream)
 
 
@@ -206,13 +224,15 @@ def _writer(session, model, data, first, kwargs, name):
         model=model, parameter_names=first.names, settings=settings, name=name,
         data={"time": data.t, "y": data.y, "state_names": list(data.states), "sigma": data.sigma},
         optimizer=str(kwargs.get("method", "lm")), loss_name="0.5 * chi^2",
-        max_steps=kwargs.get("fit_max_steps"), learning_rate=kwargs.get("learning_rate"))
+        max_steps=kwargs.get("fit_max_steps"), learning_rate=kwargs.get("learning_rate"),
+        n_starts=len(first.start_losses))
 
 
 def _report(result, as_json: bool) -> None:
     if as_json:
         print(json.dumps({
             "result": int(result.result), "message": result.message, "steps": result.n_steps,
+            "notes": list(result.notes),
             "params": result.params, "stderr": result.stderr, "chi2": result.chi2,
             "dof": result.dof, "names": list(result.names),
             "correlation": np.asarray(result.correlation).tolist(),
@@ -222,8 +242,10 @@ def _report(result, as_json: bool) -> None:
     from rich.table import Table
 
     console = Console(highlight=False)
-    console.print(f"{result.method}: {result.message} after {result.n_steps} steps; "
+    console.print(f"{result.method}: {result.ended} after {result.n_steps} steps; "
                   f"chi^2 = {result.chi2:.6g}, {result.dof} degrees of freedom")
+    for note in result.notes:
+        console.print(f"but: {note}")
     table = Table()
     for column in ("parameter", "value", "std. error", *result.names):
         table.add_column(column)

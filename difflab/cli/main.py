@@ -106,15 +106,17 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--t0", type=_finite, default=0.0, help="start time (default 0)")
     run.add_argument("--t1", type=_finite, default=10.0, help="end time (default 10)")
     run.add_argument("--dt", type=_finite, default=None,
-                     help="step size; the initial step for adaptive solvers "
-                          "(default: (t1 - t0) / 1000 for fixed steps)")
+                     help="step size; the initial step for adaptive solvers (default for "
+                          "fixed steps: the automatic rule of docs/solvers.md, from the "
+                          "model's stability and rtol, at most (t1 - t0) / 1000)")
     run.add_argument("--solver", default=None,
                      help="fixed steps: euler, heun, rk4, leapfrog, euler_maruyama; adaptive: "
                           "tsit5, dopri5, dopri8, bosh3, ralston; stiff: kvaerno3, kvaerno4, "
                           "kvaerno5 (default: the model's, else rk4; euler_maruyama for SDEs; "
                           "see docs/solvers.md)")
     run.add_argument("--n-save", type=int, default=None,
-                     help="number of saved points (default: every step, at most 1001)")
+                     help="number of saved points (default: the automatic rule of "
+                          "docs/solvers.md, enough per characteristic time of the model)")
     run.add_argument("--y0", type=_numbers, default=None, help="initial state, e.g. 1,0,0")
     run.add_argument("--rtol", type=_finite, default=None,
                      help="relative tolerance of adaptive solvers (default 1e-6)")
@@ -191,11 +193,15 @@ def build_parser() -> argparse.ArgumentParser:
     sweep.add_argument("--devices", type=int, default=None, help="use the first N devices")
     sweep.add_argument("--chunk-size", type=int, default=None, help="points per chunk")
     sweep.add_argument("--json", action="store_true", help="print the summary as JSON on stdout")
+    sweep.add_argument("--quiet", action="store_true", help="no progress bar on stderr")
     sweep.add_argument("--distributed", action="store_true",
                        help="join a multi-process sweep (jax.distributed.initialize)")
     sweep.add_argument("--coordinator", default=None,
                        help="HOST:PORT of process 0 (default: $DIFFLAB_COORDINATOR or the "
                             "cluster's own, e.g. SLURM)")
+    sweep.add_argument("--coordinator-timeout", type=float, default=None,
+                       help="seconds to wait for the coordinator and the other processes "
+                            "(default: $DIFFLAB_COORDINATOR_TIMEOUT or 120)")
     sweep.add_argument("--num-processes", type=int, default=None,
                        help="processes in all (default: $DIFFLAB_NUM_PROCESSES or the cluster's)")
     sweep.add_argument("--process-id", type=int, default=None,

@@ -26,6 +26,7 @@ from .config_file import (
     solve_table,
     table,
 )
+from .distributed import join
 from .errors import EXIT_INTERRUPTED, UsageError
 
 TOP = {"model", "name", "parameters", "solve", "space", "output", "run",
@@ -265,9 +266,10 @@ def _stored_config(out: str, name: str | None) -> SweepConfig:
 
 
 class _Meter:
-    """A rich progress bar on stderr: points, points/s, ETA and failed points."""
+    """A rich progress bar on stderr: points, points/s, ETA and failed points (none when
+    ``quiet``)."""
 
-    def __init__(self):
+    def __init__(self, quiet: bool = False):
         import time
 
         from rich.console import Console
@@ -285,7 +287,7 @@ class _Meter:
             TextColumn("sweep"), BarColumn(), MofNCompleteColumn(),
             TextColumn("{task.fields[rate]:>12}"), TextColumn("ETA"), TimeRemainingColumn(),
             TextColumn("{task.fields[failed]} failed"),
-            console=Console(stderr=True, highlight=False))
+            console=Console(stderr=True, highlight=False), disable=quiet)
         self.task = self.progress.add_task("sweep", total=None, rate="", failed=0)
 
     def begin(self, total: int, done: int) -> None:
@@ -324,10 +326,7 @@ def sweep(args) -> int:
     import difflab as dl
 
     if args.distributed:
-        try:
-            dl.solvers.initialize_distributed(args.coordinator, args.num_processes, args.process_id)
-        except (ValueError, RuntimeError) as error:
-            raise UsageError(f"--distributed: {one_line(error)}") from None
+        join(args)  # says what it waits for, and gives up after --coordinator-timeout
     if Path(args.out).suffix.lower() not in (".h5", ".hdf5", ".nc"):
         raise UsageError(f"--out must end in .h5, .hdf5 or .nc (an HDF5 session file), "
                          f"not {Path(args.out).name!r}")
@@ -349,13 +348,27 @@ def sweep(args) -> int:
     import jax
 
     if jax.process_index() == 0:
+        stats["notes"] = _notes(args.out, stats.get("name"))
         if args.json:
             print(json.dumps(stats, sort_keys=True))
         else:
             from rich.console import Console
 
-            Console(stderr=True, highlight=False).print(_summary_line(stats), soft_wrap=True)
+            console = Console(stderr=True, highlight=False)
+            console.print(_summary_line(stats), soft_wrap=True)
+            for observable, why in stats["notes"].items():
+                console.print(f"{observable}: {why}", soft_wrap=True, markup=False)
     return 0
+
+
+def _notes(out: str, name: str | None) -> dict[str, str]:
+    """The stored sweep's ``notes``: why an observable has no value at points that solved."""
+    import difflab as dl
+
+    try:
+        return dict(dl.open(out).sweeps[name].notes) if name else {}
+    except (KeyError, ValueError, OSError) as error:
+        return {"notes": f"could not be read: {one_line(error)}"}
 
 
 def _say_size(job, out: str) -> None:
@@ -386,7 +399,7 @@ def _execute(job, config: SweepConfig, args) -> dict:
                 command_line=" ".join(["difflab", *sys.argv[1:]]),
                 keep_shards=args.keep_shards)
             _say_size(job, args.out)
-            with _Meter() as meter:
+            with _Meter(getattr(args, "quiet", False)) as meter:
                 return dl.solvers.execute_sweep(job, output=output, progress=meter,
                                                 collect=False)
     except (ValueError, SessionFileError) as error:

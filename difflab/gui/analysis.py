@@ -1,4 +1,5 @@
-"""The analysis views of the window: sweep, fit, sensitivity, phase plane, bifurcation.
+"""The analysis views of the window: sweep, fit, sensitivity, phase plane, Poincaré
+section, bifurcation.
 
 Each view appears when the engine API it drives is present in this installation.
 """
@@ -25,6 +26,10 @@ def views(window) -> list[tuple[str, str, object]]:
         from .phase_plane_view import PhasePlaneView
 
         out.append(("phase_plane", "Phase plane", PhasePlaneView(window.lab, window)))
+    if hasattr(dl, "poincare"):
+        from .poincare_view import PoincareView
+
+        out.append(("poincare", "Poincaré", PoincareView(window.lab, window)))
     if hasattr(dl, "continuation"):
         from .bifurcation_view import BifurcationView
 

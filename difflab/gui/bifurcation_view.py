@@ -27,12 +27,14 @@ from ..app.bifurcation import BifurcationRequest, run_continuation
 from ..app.lab import Lab, finite_bounds
 from ..app.session_io import DIAGRAM, kept_diagram
 from .phase_plane_view import LatestTask, float_box
-from .plots import configure_plot
+from .plots import configure_plot, outside_legend, plot_widget
 from .widgets import controls_beside_plots, hint_label
 
 BRANCH_COLOR = "#1f77b4"
 CYCLE_COLOR = "#ff7f0e"
 SPECIAL_COLOR = "#d62728"
+HINT = ("continues the equilibrium nearest the initial state; click the diagram to set "
+        "the parameter there")
 
 
 class BifurcationView(QWidget):
@@ -47,7 +49,7 @@ class BifurcationView(QWidget):
         super().__init__(parent)
         self.lab, self.window = lab, window
         self.diagram = None
-        self.task = LatestTask(self, "continuation", self._done)
+        self.task = LatestTask(self, "continuation", self._done, self._failed)
         self.param = QComboBox()
         self.param.setObjectName("bifurcation_param")
         self.start, self.stop = float_box(), float_box(1.0)
@@ -60,10 +62,9 @@ class BifurcationView(QWidget):
         self.cycles.setChecked(True)
         self.compute_button = QPushButton("Compute the diagram")
         self.compute_button.setObjectName("compute_bifurcation")
-        self.status = hint_label("continues the equilibrium nearest the initial state; click "
-                                 "the diagram to set the parameter there")
+        self.status = hint_label(HINT)
         self.status.setWordWrap(True)
-        self.plot = pg.PlotWidget()
+        self.plot = plot_widget()
         self.curves: list[pg.PlotDataItem] = []
         self.texts: list[pg.TextItem] = []
         self._build()
@@ -92,12 +93,11 @@ class BifurcationView(QWidget):
         column.addStretch(1)
         configure_plot(self.plot, "parameter", "state")
         item = self.plot.getPlotItem()
-        item.addLegend(offset=(10, 10), labelTextColor="#222",
-                       brush=pg.mkBrush(255, 255, 255, 220))
+        outside_legend(item)  # beside the plot, never over a branch or an arrow
         item.plot(pen=pg.mkPen(BRANCH_COLOR, width=2.5), name="stable")
         item.plot(pen=pg.mkPen(BRANCH_COLOR, width=2, style=Qt.PenStyle.DashLine),
                   name="unstable")
-        item.plot(pen=pg.mkPen(CYCLE_COLOR, width=2.5), name="periodic orbits: max and min")
+        item.plot(pen=pg.mkPen(CYCLE_COLOR, width=2.5), name="cycles: max, min")
         self.special = pg.ScatterPlotItem(size=9, brush=pg.mkBrush(SPECIAL_COLOR),
                                           pen=pg.mkPen("#111"))
         item.addItem(self.special)
@@ -118,6 +118,7 @@ class BifurcationView(QWidget):
         self._param_chosen(self.param.currentText())
         self.compute_button.setEnabled(bool(self.lab.specs))
         self.diagram = None
+        self.status.setText(HINT)  # not the last model's diagram
         self._show_kept()
         self.draw()
 
@@ -149,6 +150,8 @@ class BifurcationView(QWidget):
             self.start.setValue(lo)
             self.stop.setValue(hi)
         self._mark_value()
+        if self.diagram is None:
+            self.draw()
 
     def _mark_value(self) -> None:
         value = self.lab.params.get(self.param.currentText())
@@ -181,6 +184,11 @@ class BifurcationView(QWidget):
         if self.task.worker is not None:
             self.task.worker.done.connect(lambda ok, value: self.compute_button.setEnabled(True))
 
+    def _failed(self, text: str) -> None:
+        advice = "" if "Try" in text else (" Try another range, or start from the end of a "
+                                           "run (the box above) nearer an equilibrium.")
+        self.status.setText(f"the diagram failed: {text.rstrip('.')}.{advice}")
+
     def _done(self, diagram) -> None:
         self.diagram = diagram
         self.lab.set_analyses(DIAGRAM, diagram.results)
@@ -192,8 +200,11 @@ class BifurcationView(QWidget):
         cycles = f", {len(diagram.cycles)} of periodic orbits" if diagram.cycles else ""
         text = (f"{len(diagram.branches)} branch(es) of {request.model_name} in "
                 f"{request.param}{cycles}; {labels or 'no special points'}")
+        if diagram.partial:
+            text += (f". Partial: {'; '.join(diagram.notes)}. Try a narrower range or a "
+                     "start nearer the missing branch.")
         self.status.setText(text)
-        self.lab.log(text)
+        self.lab.log(text, "warning" if diagram.partial else "info")
         self.finished.emit(diagram)
 
     def draw(self) -> None:
@@ -204,39 +215,50 @@ class BifurcationView(QWidget):
             item.removeItem(text)
         self.curves, self.texts = [], []
         diagram, state = self.diagram, self.state.currentText()
+        item.enableAutoRange()  # each diagram is fitted afresh, whatever the last one was
         if diagram is None or state not in diagram.state_names:
             self.special.setData([], [])
+            self._show_range(item)
             return
         k = diagram.state_names.index(state)
         item.setLabel("bottom", diagram.request.param)
         item.setLabel("left", state)
+        zero = 1e-12 * _scale(diagram)  # rounding about a zero state is drawn as zero
         for piece in diagram.pieces():
             style = Qt.PenStyle.SolidLine if piece.stable else Qt.PenStyle.DashLine
-            curve = pg.PlotDataItem(piece.values, piece.states[:, k],
+            curve = pg.PlotDataItem(piece.values, _snapped(piece.states[:, k], zero),
                                     pen=pg.mkPen(BRANCH_COLOR, width=2.5 if piece.stable else 2,
                                                  style=style))
             curve.stable = piece.stable
             item.addItem(curve)
             self.curves.append(curve)
         self._draw_cycles(diagram, k)
-        labels = diagram.labels(state)
+        labels = [(label, v, float(_snapped(y, zero))) for label, v, y in diagram.labels(state)]
         self.special.setData([v for _, v, _ in labels], [y for _, _, y in labels])
         for label, value, y in labels:
             text = pg.TextItem(label, color=SPECIAL_COLOR, anchor=(0, 1))
             text.setPos(value, y)
-            item.addItem(text)
+            item.addItem(text, ignoreBounds=True)  # a label's size is in pixels, not data
             self.texts.append(text)
         self._mark_value()
+
+    def _show_range(self, item) -> None:
+        """Before a diagram: the axes named, the parameter's range from and to in view."""
+        item.setLabel("bottom", self.param.currentText() or "parameter")
+        item.setLabel("left", self.state.currentText() or "state")
+        lo, hi = sorted((self.start.value(), self.stop.value()))
+        if lo < hi:
+            item.setXRange(lo, hi, padding=0.02)
 
     def _draw_cycles(self, diagram, k: int) -> None:
         """Each piece of a branch of periodic orbits: its greatest and least value of
         state ``k``."""
-        item = self.plot.getPlotItem()
+        item, zero = self.plot.getPlotItem(), 1e-12 * _scale(diagram)
         for piece in diagram.cycle_pieces():
             pen = pg.mkPen(CYCLE_COLOR, width=2.5 if piece.stable else 2,
                            style=Qt.PenStyle.SolidLine if piece.stable else Qt.PenStyle.DashLine)
             for extreme in (piece.maxima, piece.minima):
-                curve = pg.PlotDataItem(piece.values, extreme[:, k], pen=pen)
+                curve = pg.PlotDataItem(piece.values, _snapped(extreme[:, k], zero), pen=pen)
                 curve.stable, curve.cycle = piece.stable, True
                 item.addItem(curve)
                 self.curves.append(curve)
@@ -273,3 +295,17 @@ class BifurcationView(QWidget):
             columns[name] = states[:, k]
         columns["stable"] = np.concatenate([b.stable for b in branches]).astype(float)
         return columns
+
+
+def _scale(diagram) -> float:
+    """The size of the diagram's states: at least 1, else their largest finite value."""
+    arrays = [np.asarray(b.states) for b in diagram.branches]
+    arrays += [np.asarray(a) for c in diagram.cycles for a in (c.maxima, c.minima)]
+    finite = [np.abs(a[np.isfinite(a)]) for a in arrays if a.size]
+    return max([1.0] + [float(a.max()) for a in finite if a.size])
+
+
+def _snapped(values, zero: float):
+    """``values`` with those nearer zero than ``zero`` set to zero."""
+    values = np.asarray(values, dtype=float)
+    return np.where(np.abs(values) < zero, 0.0, values)

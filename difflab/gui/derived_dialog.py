@@ -5,7 +5,7 @@ from collections.abc import Callable
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QDialog, QDialogButtonBox, QLabel, QLineEdit, QVBoxLayout
 
-from .widgets import hint_label, show_error
+from .widgets import font_scaled, hint_label, show_error
 
 NAMES_SHOWN = 12  # names listed under the line; a model with many states lists the first
 
@@ -29,7 +29,7 @@ class ExpressionDialog(QDialog):
         self._submit = submit
         self.line = QLineEdit()
         self.line.setPlaceholderText("for example: x*y - beta*z, sqrt(x**2 + y**2)")
-        self.line.setMinimumWidth(360)
+        self.line.setMinimumWidth(font_scaled(self.line, 360))
         hint = hint_label(names_hint(names))
         hint.setWordWrap(True)
         self.message = QLabel()

@@ -12,7 +12,7 @@ from PySide6.QtWidgets import QVBoxLayout, QWidget
 
 from ..app.lab import Lab
 from ..app.views import field_of
-from .plots import configure_axes
+from .plots import SafeViewBox, configure_axes, sensible_span
 from .widgets import Throttle
 
 COLORMAP = "viridis"
@@ -29,14 +29,14 @@ class FieldView(QWidget):
         self.field = None
         self.layout_widget = pg.GraphicsLayoutWidget()
         self.layout_widget.setObjectName("field_view")
-        self.image_plot = self.layout_widget.addPlot(row=0, col=0)
+        self.image_plot = self.layout_widget.addPlot(row=0, col=0, viewBox=SafeViewBox())
         self.image = pg.ImageItem(axisOrder="col-major")
         self.image_plot.addItem(self.image)
         self.colorbar = pg.ColorBarItem(colorMap=COLORMAP, interactive=False, width=14)
         self.colorbar.setImageItem(self.image, insert_in=self.image_plot)
         self.cursor = pg.InfiniteLine(0.0, angle=0, movable=True, pen=pg.mkPen("#ff4040", width=2))
         self.image_plot.addItem(self.cursor)
-        self.profile_plot = self.layout_widget.addPlot(row=1, col=0)
+        self.profile_plot = self.layout_widget.addPlot(row=1, col=0, viewBox=SafeViewBox())
         self.profile = self.profile_plot.plot(pen=pg.mkPen("#1f77b4", width=2))
         self.layout_widget.ci.layout.setRowStretchFactor(0, 3)
         self.layout_widget.ci.layout.setRowStretchFactor(1, 2)
@@ -72,10 +72,14 @@ class FieldView(QWidget):
         values = self.field.image(run)
         x, ts = self.field.x, np.asarray(run.ts)
         self.image.setImage(values, autoLevels=False)
-        low, high = float(np.nanmin(values)), float(np.nanmax(values))
-        self.colorbar.setLevels((low, high if high > low else low + 1.0))
+        finite = values[np.isfinite(values)]
+        self.image_plot.setTitle(None if finite.size else
+                                 "no finite values: the run failed (see the log)")
+        if finite.size:  # a constant field: levels around its value
+            self.colorbar.setLevels(sensible_span(float(finite.min()), float(finite.max())))
         dx = (x[-1] - x[0]) / max(len(x) - 1, 1)
-        self.image.setRect(QRectF(x[0] - dx / 2, ts[0], x[-1] - x[0] + dx, ts[-1] - ts[0]))
+        self.image.setRect(QRectF(x[0] - dx / 2, ts[0], x[-1] - x[0] + dx,
+                                  (ts[-1] - ts[0]) or 1.0))
         self.cursor.setBounds((ts[0], ts[-1]))
         if not ts[0] <= self.cursor.value() <= ts[-1]:
             self.cursor.setValue(ts[0])

@@ -1,7 +1,9 @@
 """File menu work: New, Open, Save, Save As, recent files, the unsaved-changes prompt, export.
 
 Sessions are HDF5 files in DiffLab's schema (``difflab.app.session_io``); plots export
-as PNG or SVG through pyqtgraph's exporters, data as CSV.
+as PNG or SVG through pyqtgraph's exporters, data as CSV. A save is written on a worker
+thread with its progress in the status bar: the window never waits for it (a caller that
+needs the outcome, such as closing, waits in an event loop that keeps the window live).
 """
 
 import csv
@@ -10,13 +12,14 @@ from pathlib import Path
 
 import numpy as np
 import pyqtgraph.exporters as exporters
-from PySide6.QtCore import QSettings
+from PySide6.QtCore import QCoreApplication, QEventLoop, QSettings
 from PySide6.QtWidgets import QFileDialog, QMessageBox, QWidget
 
 import difflab as dl
 
 from ..app.lab import Lab
-from ..app.session_io import open_lab, save_lab
+from ..app.session_io import finish_save, open_lab, plan_save, write_plan
+from .workers import TaskWorker
 
 SESSION_FILTER = "DiffLab sessions (*.h5 *.hdf5);;All files (*)"
 MAX_RECENT = 8
@@ -27,6 +30,7 @@ class FileActions:
 
     def __init__(self, window: QWidget, lab: Lab, settings: QSettings):
         self.window, self.lab, self.settings = window, lab, settings
+        self.saving: TaskWorker | None = None  # the save under way
 
     # -- dialogs (replaced in tests) --------------------------------------------------
 
@@ -61,7 +65,9 @@ class FileActions:
     # -- sessions --------------------------------------------------------------------
 
     def may_discard(self) -> bool:
-        """True when the session may be replaced: no unsaved changes, saved, or discarded."""
+        """True when the session may be replaced: no unsaved changes, saved, or discarded
+        (after the save under way, if any, is done)."""
+        self.wait_for_save()
         if not self.lab.dirty:
             return True
         answer = self.ask_unsaved()
@@ -94,6 +100,8 @@ class FileActions:
         return True
 
     def save(self) -> bool:
+        """Save to the session's file (asking for one if it has none); whether it saved.
+        The save runs on a worker; the window stays live while this waits for it."""
         if self.lab.path is None:
             return self.save_as()
         return self._save_to(self.lab.path)
@@ -102,18 +110,69 @@ class FileActions:
         path = self.ask_save_path("Save session as", SESSION_FILTER, ".h5")
         return bool(path) and self._save_to(path)
 
-    def _save_to(self, path) -> bool:
-        """Save to ``path``; a failure of any kind is shown, the session stays unsaved."""
-        try:
-            save_lab(self.lab, path, plot_layout=self.window.plot_layout())
-        except Exception as error:  # noqa: BLE001 (whatever it is, the user must see it)
-            reason = error.problem if isinstance(error, dl.io.SessionFileError) else (
-                str(error) or type(error).__name__)
-            self.show_error("Cannot save session", f"cannot save {path}: {reason}")
+    def _save_to(self, path, wait: bool = True) -> bool:
+        """Save to ``path`` on a worker thread; a failure of any kind is shown, the session
+        stays unsaved. ``wait``: return whether it saved, once it is done (the window
+        stays live meanwhile); else whether it started."""
+        if self.saving is not None:
+            self.lab.log("a save is under way already", "warning")
             return False
-        self.add_recent(str(path))
-        self.lab.log(f"saved {path}")
-        return True
+        try:
+            plan = plan_save(self.lab, path, plot_layout=self.window.plot_layout())
+        except Exception as error:  # noqa: BLE001 (whatever it is, the user must see it)
+            self._save_failed(path, error)
+            return False
+        outcome = {}
+        worker = TaskWorker(lambda emit, stop: write_plan(
+            plan, lambda done, total: emit((done, total)), self._log_later(emit)), "save")
+        worker.label = f"save of {Path(path).name}"
+        worker.item.connect(lambda item: self._save_progress(plan, item))
+        worker.failed.connect(lambda text: outcome.setdefault("error", worker.error or text))
+        worker.done.connect(lambda ok, _: self._saved(worker, plan, outcome))
+        self.saving = worker
+        self.window.show_saving(f"saving {plan.path.name}…", 0)
+        worker.start()
+        if wait:
+            self.wait_for_save()
+        return outcome.get("saved", not wait)
+
+    def wait_for_save(self) -> None:
+        """Wait for the save under way, if any, in an event loop (the window stays live)."""
+        worker = self.saving
+        while worker is not None and self.saving is worker:
+            QCoreApplication.processEvents(QEventLoop.ProcessEventsFlag.WaitForMoreEvents, 50)
+
+    def _log_later(self, emit):
+        """``log(text, level)`` for the save's worker: messages go through ``emit``."""
+        return lambda text, level: emit((text, level))
+
+    def _save_progress(self, plan, item) -> None:
+        first, second = item
+        if isinstance(first, str):  # a message of the writer
+            self.lab.log(first, second)
+        else:
+            self.window.show_saving(f"saving {plan.path.name}: {first} of {second}…",
+                                    first / max(1, second))
+
+    def _saved(self, worker, plan, outcome: dict) -> None:
+        worker.wait()
+        worker.deleteLater()
+        self.saving = None
+        self.window.show_saving("", None)
+        error = outcome.get("error")
+        if error is not None:
+            self._save_failed(plan.path, error)
+            outcome["saved"] = False
+            return
+        finish_save(self.lab, plan)
+        self.add_recent(str(plan.path))
+        self.lab.log(f"saved {plan.path}")
+        outcome["saved"] = True
+
+    def _save_failed(self, path, error: BaseException) -> None:
+        reason = error.problem if isinstance(error, dl.io.SessionFileError) else (
+            str(error) or type(error).__name__)
+        self.show_error("Cannot save session", f"cannot save {path}: {reason}")
 
     # -- recent files ---------------------------------------------------------------
 

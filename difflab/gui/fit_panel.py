@@ -54,6 +54,13 @@ class Log10Axis(pg.AxisItem):
         return [f"{10.0 ** v:.3g}" for v in values]
 
 
+def _stderr_text(err) -> str:
+    """A standard error for the table: "…" while running, "not determined" if infinite."""
+    if err is None:
+        return "…"
+    return "not determined" if np.isinf(err) else f"{err:.3g}"
+
+
 class FitPanel(QWidget):
     """Fit controls, the loss curve, data against model, the estimates table.
 
@@ -267,7 +274,7 @@ class FitPanel(QWidget):
         self.apply_button.setEnabled(bool(record.best))
         self.lab.log(f"{name}: {record.statistics()}; " + ", ".join(
             f"{n} = {v:.6g} ± {e:.2g}" if e is not None else f"{n} = {v:.6g}"
-            for n, v, e, _ in record.estimates()), "info" if record.ok else "warning")
+            for n, v, e, _ in record.estimates()), "info" if record.good else "warning")
         self.finished.emit(record.fit)
 
     def apply(self) -> None:
@@ -293,6 +300,7 @@ class FitPanel(QWidget):
         self.data = record.data
         self.data_label.setText(f"{len(self.data.t)} observations of "
                                 f"{', '.join(self.data.states)} (kept with the fit)")
+        self._show_settings(record)
         self.draw()
         if record.curve is None and record.best and isinstance(record.model, dl.Model):
             worker = TaskWorker(lambda emit, stop: record.complete(), "fit_curve", self)
@@ -301,6 +309,22 @@ class FitPanel(QWidget):
                 self.window.start_worker("fit_curve", worker, progress=False)
             else:
                 worker.start()
+
+    def _show_settings(self, record) -> None:
+        """The controls as the fit shown was made: its parameters, method, step limit and
+        noise level (those of another model's fit are left as they are)."""
+        fit = record.fit
+        if fit is None or record.model_name != self.lab.model_name:
+            return
+        self.set_chosen(fit.names)
+        if fit.method in METHODS:
+            self.method.setCurrentText(fit.method)
+        self.max_steps.setValue(int(fit.max_steps or 0))
+        sigma = fit.data.sigma
+        self.sigma.setEnabled(sigma is None)  # the fit's data carry their noise level
+        level = np.unique(np.asarray(sigma, dtype=float)) if sigma is not None else ()
+        self.sigma.setText(f"{level[0]:.6g}" if len(level) == 1 else "")
+        self.fit_button.setEnabled(bool(self.lab.specs))
 
     def _curve_ready(self, worker, record) -> None:
         if self.window is not None:
@@ -361,7 +385,7 @@ class FitPanel(QWidget):
         header = self.table.horizontalHeader().height()
         self.table.setMinimumHeight(min(header + 26 * max(len(rows), 1) + 4, 240))
         for i, (name, value, err, start) in enumerate(rows):
-            cells = [name, f"{value:.6g}", "…" if err is None else f"{err:.3g}", f"{start:.4g}"]
+            cells = [name, f"{value:.6g}", _stderr_text(err), f"{start:.4g}"]
             for j, text in enumerate(cells):
                 item = QTableWidgetItem(text)
                 if j:

@@ -6,11 +6,15 @@ signals. Window layout, run settings and recent files persist in ``QSettings``.
 """
 
 import json
+import math
 import sys
 
 import jax
-from PySide6.QtCore import QByteArray, QRect, QSettings, Qt, QTimer, Signal
+import shiboken6
+from PySide6.QtCore import QByteArray, QEvent, QRect, QSettings, Qt, QTimer, Signal
+from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import (
+    QApplication,
     QDockWidget,
     QLabel,
     QMainWindow,
@@ -24,10 +28,9 @@ import difflab as dl
 
 from ..app.accuracy import points_for_width
 from ..app.lab import Lab
-from ..app.layout import same_scale
+from ..app.layout import fitted, same_scale
 from ..app.runs import (
     RunSettings,
-    default_chunk_size,
     format_params,
     precompile,
     status_text,
@@ -39,10 +42,12 @@ from .files import FileActions
 from .highlight import EquationHighlighter
 from .initial_state import InitialStatePanel
 from .menus import build_actions, build_menus
-from .panels import DevicePanel, LogPanel, ModelBrowser, RunSettingsPanel, RunsPanel
+from .device_panel import DevicePanel, apply_device_choices
+from .panels import LogPanel, ModelBrowser, RunSettingsPanel, RunsPanel
 from .parameters import ParameterPanel
 from .phase3d_view import Phase3DView
 from .plots import PhasePlot
+from .task_watch import TaskWatch
 from .theme import apply_theme, current_theme
 from .time_series import TimeSeriesPlot
 from .user_models import EquationEditor, UserModels
@@ -52,7 +57,11 @@ from .workers import LiveSolver, TaskWorker, iterate
 STATE_VERSION = 1
 START_DELAY_MS = 30
 SWITCH_INTERVAL_S = 0.001
+DEFAULT_SIZE = (1360, 860)  # at most: the window fits its screen
+VIEWS_MIN_SIZE = (320, 240)
+SHUTDOWN_WAIT_MS = 5_000  # closing waits this long for each task to end
 EDITOR_LINES = 10  # the equations editor shows at least this many lines
+MIN_EDITOR_LINES = 3  # ... or as many as a short screen leaves room for
 
 
 class MainWindow(QMainWindow):
@@ -71,6 +80,7 @@ class MainWindow(QMainWindow):
         _gc.hold(self)  # Qt objects are freed on the GUI thread only (see _gc)
         self.settings = settings or QSettings("DiffLab", "DiffLab")
         if lab is None:  # the app starting: its first solve compiles while the window is built
+            apply_device_choices(self.settings)  # the Device tab's, before JAX computes
             lab = Lab(**self._restored_lab_args())
             precompile(lab.solve_request())
         self.lab = lab
@@ -83,10 +93,7 @@ class MainWindow(QMainWindow):
         self.setWindowTitle("DiffLab[*]")
         self.setDockOptions(QMainWindow.DockOption.AnimatedDocks
                             | QMainWindow.DockOption.AllowTabbedDocks)
-        self.live_solver = LiveSolver(self)
-        self.live_solver.solved.connect(self._solved)
-        self.live_solver.failed.connect(self._solve_failed)
-        self.live_solver.busy.connect(self._busy)
+        self.live_solver = self.new_live_solver()
         self._streamed = 0.0
         self._status_error = None  # why the last live solve raised, until the next one
         self._stream_status = Throttle(self._show_stream_status, 100, self)
@@ -94,6 +101,7 @@ class MainWindow(QMainWindow):
         self._build_docks()
         self._build_actions()
         self._build_status()
+        self.watch = TaskWatch(self)
         self._connect_lab()
         self._restore_window()
         self._title_changed()
@@ -135,6 +143,9 @@ class MainWindow(QMainWindow):
         self._show_field_tab()
         self._add_analysis_views()
         self.tabs.currentChanged.connect(self._view_changed)
+        # The views' own minimum sizes (a long column of controls) never set the window's:
+        # it must fit its screen; a view smaller than it would like scrolls its controls.
+        self.tabs.setMinimumSize(*VIEWS_MIN_SIZE)
         self.setCentralWidget(self.tabs)
 
     def _add_analysis_views(self) -> None:
@@ -161,7 +172,7 @@ class MainWindow(QMainWindow):
         self.parameter_panel = ParameterPanel(self.lab)
         self.settings_panel = RunSettingsPanel(self.lab)
         self.runs_panel = RunsPanel(self.lab)
-        self.device_panel = DevicePanel()
+        self.device_panel = DevicePanel(self.settings)
         self.log_panel = LogPanel(self.lab)
         self.add_dock("Models", self.model_browser, left, "models")
         self.add_dock("Parameters", self.parameter_panel, left, "parameters")
@@ -173,7 +184,7 @@ class MainWindow(QMainWindow):
         self.add_dock("Log", self.log_panel, Qt.DockWidgetArea.BottomDockWidgetArea, "log")
         self.user_models = UserModels(self, self.lab)
         self.equation_editor = EquationEditor(self.lab)
-        self.equation_editor.text.setMinimumHeight(EDITOR_LINES * self.fontMetrics().lineSpacing())
+        self.equation_editor.set_lines(EDITOR_LINES)  # lines of the editor's own font
         self.highlighter = EquationHighlighter(self.equation_editor.text.document())
         self.add_dock("Equations", self.equation_editor, Qt.DockWidgetArea.BottomDockWidgetArea,
                       "equations")
@@ -186,7 +197,8 @@ class MainWindow(QMainWindow):
                          Qt.Orientation.Vertical)
         self.resizeDocks([self.docks["models"], self.docks["settings"]], [300, 250],
                          Qt.Orientation.Horizontal)
-        self.resizeDocks([self.docks["log"]], [EDITOR_LINES * 18 + 40], Qt.Orientation.Vertical)
+        self.resizeDocks([self.docks["log"]], [self.equation_editor.text.minimumHeight() + 40],
+                         Qt.Orientation.Vertical)
         self._default_state = self.saveState(STATE_VERSION)
 
     def _build_actions(self) -> None:
@@ -202,8 +214,21 @@ class MainWindow(QMainWindow):
         self.progress.setRange(0, 1000)
         self.progress.setTextVisible(False)
         self.progress.hide()
+        self.save_progress = QProgressBar()
+        self.save_progress.setMaximumWidth(120)
+        self.save_progress.setRange(0, 1000)
+        self.save_progress.hide()
         self.statusBar().addWidget(self.status, 1)
+        self.statusBar().addPermanentWidget(self.save_progress)
         self.statusBar().addPermanentWidget(self.progress)
+
+    def show_saving(self, text: str, fraction: float | None) -> None:
+        """A save's progress in the status bar (``fraction`` None: no save under way)."""
+        self.save_progress.setVisible(fraction is not None)
+        self.save_progress.setValue(int(1000 * (fraction or 0.0)))
+        self.save_progress.setToolTip(text)
+        if text:
+            self.status.setText(text)
 
     def _connect_lab(self) -> None:
         events = self.lab.events
@@ -217,10 +242,18 @@ class MainWindow(QMainWindow):
 
     # -- live re-solve and streamed runs -------------------------------------------------
 
+    def new_live_solver(self) -> LiveSolver:
+        solver = LiveSolver(self)
+        solver.solved.connect(self._solved)
+        solver.failed.connect(self._solve_failed)
+        solver.busy.connect(self._busy)
+        return solver
+
     def request_solve(self) -> None:
-        """Re-solve the current state on the live solver thread (the newest request wins)."""
+        """Re-solve the current state on the live solver thread (the newest request wins;
+        a solver stuck on an earlier solve is replaced, see :mod:`.task_watch`)."""
         self.lab.plot_points = points_for_width(self.tabs.width())
-        self.live_solver.submit(self.lab.solve_request())
+        self.watch.live_solver().submit(self.lab.solve_request())
 
     def _state_changed(self) -> None:
         if "stream" in self.workers:
@@ -269,10 +302,8 @@ class MainWindow(QMainWindow):
         """Simulate with the current settings chunk by chunk, drawing as chunks arrive."""
         self.stop_worker("stream")
         request = self.lab.solve_request()
-        n_save = request.settings.n_save or 1001
-        chunk = default_chunk_size(n_save)
         worker = TaskWorker(lambda emit, stop: iterate(
-            stream_run(request, chunk_size=chunk, stop=stop), emit, stop), "stream", self)
+            stream_run(request, stop=stop), emit, stop), "stream", self)  # chunks: its own
         worker.item.connect(lambda item: self._stream_chunk(request, item))
         worker.failed.connect(lambda text: self.lab.log(
             f"{request.model_name} ({format_params(self.lab.params)}): {text}", "error"))
@@ -306,6 +337,8 @@ class MainWindow(QMainWindow):
 
     def start_worker(self, name: str, worker: TaskWorker, progress: bool = True) -> None:
         """Run ``worker``; Stop stops it; ``progress``: show the status bar's progress bar."""
+        if worker.label == worker.objectName():  # named in words for the log
+            worker.label = f"{name} of {self.lab.model_name}"
         self.workers[name] = worker
         self.actions["stop"].setEnabled(True)
         if progress:
@@ -313,26 +346,37 @@ class MainWindow(QMainWindow):
             self.progress.show()
         # Let the window draw what changed (buttons, an emptied plot) before the worker
         # takes the CPU and the GIL for tracing and compiling.
-        QTimer.singleShot(START_DELAY_MS, lambda: _launch(worker))
+        QTimer.singleShot(START_DELAY_MS, worker, lambda: _launch(worker))  # not if deleted
 
     def worker_done(self, name: str, worker: TaskWorker) -> None:
+        """A worker has ended (or was let go of: then it is kept, never waited for); one
+        that outlived its window (closed during a slow compile) has nothing to tell."""
+        if not shiboken6.isValid(self):
+            return  # the worker module holds the thread until it ends
         if self.workers.get(name) is worker:
             del self.workers[name]
-        worker.wait(10_000)
-        worker.deleteLater()
+        if worker.abandoned:
+            self.watch.keep(worker)
+        else:
+            worker.wait(10_000)
+            worker.deleteLater()
         if not self.workers:
             self.actions["stop"].setEnabled(False)
             self.progress.hide()
 
     def stop_worker(self, name: str) -> None:
+        """Stop the task ``name``, waiting for it half a second at most."""
         worker = self.workers.get(name)
         if worker is not None:
-            worker.stop()
-            worker.wait(30_000)
+            self.watch.stop_now(worker)
+
+    def stop_task(self, name: str) -> None:
+        """Stop the task ``name``; returns at once (see :meth:`stop_all`)."""
+        self.watch.stop([name])
 
     def stop_all(self) -> None:
-        for worker in list(self.workers.values()):
-            worker.stop()
+        """Stop every task; one that has not ended within half a second is let go of."""
+        self.watch.stop()
 
     # -- views -------------------------------------------------------------------------
 
@@ -395,11 +439,30 @@ class MainWindow(QMainWindow):
 
     def restore_default_layout(self) -> None:
         self.restoreState(self._default_state, STATE_VERSION)
+        self.resize(*DEFAULT_SIZE)
+        self.fit_to_screen()
         QTimer.singleShot(0, self._hide_stray_tab_bars)
 
     def showEvent(self, event) -> None:  # noqa: N802 (Qt override)
         super().showEvent(event)
+        self.fit_to_screen()
         QTimer.singleShot(0, self._hide_stray_tab_bars)
+
+    def fit_to_screen(self, area: QRect | None = None) -> None:
+        """Keep the whole window (frame included) inside ``area``, by default the available
+        geometry of its screen, at any scale factor and for any model."""
+        screen = self.screen() or QGuiApplication.primaryScreen()
+        if area is None and screen is None:
+            return
+        area = area or screen.availableGeometry()
+        frame = self.frameGeometry().size() - self.geometry().size()
+        self._fit_editor(area.height() - frame.height())
+        x, y, w, h = fitted((self.x(), self.y(), self.width(), self.height()),
+                            area.getRect(), (frame.width(), frame.height()))
+        if (w, h) != (self.width(), self.height()):
+            self.resize(w, h)
+        if (x, y) != (self.x(), self.y()):
+            self.move(x, y)
 
     def _hide_stray_tab_bars(self) -> None:
         """Hide the tab bars Qt leaves behind where a dock area was laid out earlier.
@@ -432,6 +495,22 @@ class MainWindow(QMainWindow):
             self.guide = HelpDialog(self.lab, self)
         self.guide.show()
         self.guide.raise_()
+
+    def _fit_editor(self, height: int) -> None:
+        """Fewer lines of the equations editor (down to a few) on a screen too short for
+        the window's minimum height with ten."""
+        line = self.equation_editor.text.fontMetrics().lineSpacing()
+        self._editor_lines(EDITOR_LINES)
+        over = self.minimumSizeHint().height() - height
+        if over > 0:
+            self._editor_lines(max(MIN_EDITOR_LINES, EDITOR_LINES - math.ceil(over / line)))
+
+    def _editor_lines(self, lines: int) -> None:
+        """Set the editor's lines and lay the window out again at once."""
+        self.equation_editor.set_lines(lines)
+        QApplication.sendPostedEvents(None, QEvent.Type.LayoutRequest)
+        self.layout().invalidate()
+        self.layout().activate()
 
     def screen_scale(self) -> float:
         """Device pixels per 96-dpi pixel: 1.5 on a screen scaled by 150%."""
@@ -469,10 +548,11 @@ class MainWindow(QMainWindow):
         if isinstance(geometry, QByteArray):
             self.restoreGeometry(geometry)
         else:
-            self.resize(1360, 860)
+            self.resize(*DEFAULT_SIZE)
         state = self.settings.value("window_state")
         if isinstance(state, QByteArray) and geometry is not None:
             self.restoreState(state, STATE_VERSION)
+        self.fit_to_screen()
         self.live = str(self.settings.value("live", "true")).lower() != "false"
         self.actions["live"].setChecked(self.live)
 
@@ -495,9 +575,9 @@ class MainWindow(QMainWindow):
     def shutdown(self) -> None:
         """Save the window's settings, stop every worker and wait for the threads."""
         self.save_window_settings()
-        self.stop_all()
-        for worker in list(self.workers.values()):
-            worker.wait(30_000)
+        self.watch.timer.stop()
+        for worker in list(self.workers.values()):  # one stuck is let go of after a while
+            self.watch.stop_now(worker, SHUTDOWN_WAIT_MS)
         self.live_solver.shutdown()
         _gc.release(self)
 

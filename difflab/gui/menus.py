@@ -3,6 +3,8 @@
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QMenu
 
+from .export import export_front_figure
+
 
 def _action(window, text, slot, shortcut=None, tip="") -> QAction:
     action = QAction(text, window)
@@ -19,13 +21,16 @@ def build_actions(window) -> dict[str, QAction]:
     a = {
         "new": _action(window, "&New", files.new, key.New),
         "open": _action(window, "&Open…", lambda: files.open(), key.Open),
-        "save": _action(window, "&Save", files.save, key.Save),
-        "save_as": _action(window, "Save &As…", files.save_as, key.SaveAs),
+        "save": _action(window, "&Save", lambda: files.save(), key.Save),
+        "save_as": _action(window, "Save &As…", lambda: files.save_as(), key.SaveAs),
         "load_model": _action(window, "&Load model file…", window.load_model_file, None,
                               "A Python model file (asks before running it) or equations"),
         "png": _action(window, "Export plot as &PNG…", lambda: files.export_plot("png")),
         "svg": _action(window, "Export plot as S&VG…", lambda: files.export_plot("svg")),
         "csv": _action(window, "Export data as &CSV…", lambda: files.export_csv()),
+        "figure": _action(window, "Export &figure…", lambda: export_front_figure(window), None,
+                          "The plot in front as PNG, SVG and PDF for a paper: light, titled "
+                          "with the model and its parameters"),
         "quit": _action(window, "&Quit", window.close, key.Quit),
         "undo": _action(window, "&Undo", lab.undo, key.Undo),
         "redo": _action(window, "&Redo", lab.redo, key.Redo),
@@ -64,7 +69,7 @@ def build_menus(window, a: dict[str, QAction]) -> QMenu:
     file_menu.addSeparator()
     file_menu.addAction(a["load_model"])
     file_menu.addSeparator()
-    file_menu.addActions([a["png"], a["svg"], a["csv"]])
+    file_menu.addActions([a["figure"], a["png"], a["svg"], a["csv"]])
     file_menu.addSeparator()
     file_menu.addAction(a["quit"])
     edit = bar.addMenu("&Edit")

@@ -3,7 +3,6 @@
 import html
 import time
 
-import jax
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QColor, QIcon, QPainter, QPixmap
 from PySide6.QtWidgets import (
@@ -12,7 +11,6 @@ from PySide6.QtWidgets import (
     QComboBox,
     QFormLayout,
     QHBoxLayout,
-    QLabel,
     QListWidget,
     QListWidgetItem,
     QPlainTextEdit,
@@ -116,10 +114,11 @@ class RunSettingsPanel(QWidget):
         form.addRow("auto chose", self.chosen)
         self.t1.setToolTip("end time of the run (t0 = 0)")
         self.dt.setToolTip("step of fixed-step solvers; initial step of adaptive ones (auto: "
-                           "t1 / 1000, made smaller until the local error of a step, summed "
-                           f"over the run, is under {accuracy.TOLERANCE:g} of each state's range)")
-        self.n_save.setToolTip("saved points, evenly spaced (auto: two per pixel of the plot, "
-                               f"{accuracy.MIN_POINTS} to {accuracy.MAX_POINTS:,}, at most one per step)")
+                           "the engine's rule, from the model's stability and accuracy, at "
+                           "most t1 / 1000; greyed, it shows the step of the current run)")
+        self.n_save.setToolTip("saved points, evenly spaced (auto: enough per characteristic "
+                               "time of the model, at least two per pixel of the plot, within "
+                               "a memory budget; greyed, the points of the current run)")
         self.solver.setToolTip("the solvers that can advance this model")
         self.seed.setToolTip("random seed of stochastic (SDE) models")
         self.t1.valueChanged.connect(lambda v: self._set(t1=v))
@@ -138,6 +137,20 @@ class RunSettingsPanel(QWidget):
         """Say what the settings on auto came to for ``run``."""
         if run is not None and complete(run):
             self.chosen.setText(accuracy.chosen(run, self.lab.settings) or "nothing (all set by hand)")
+            self._show_used(run.settings)
+
+    def _show_used(self, made) -> None:
+        """The greyed boxes (settings on auto) show the step and points ``made`` used, so
+        that unticking "auto" keeps them."""
+        if made is None:
+            return
+        s = self.lab.settings
+        for box, auto, used in ((self.dt, s.dt is None, made.dt),
+                                (self.n_save, s.n_save is None, made.n_save)):
+            if auto and used is not None:
+                blocked = box.blockSignals(True)
+                box.setValue(used)
+                box.blockSignals(blocked)
 
     def _set(self, **changes) -> None:
         try:
@@ -153,10 +166,14 @@ class RunSettingsPanel(QWidget):
         self.t1.setValue(s.t1)
         self.dt_auto.setChecked(s.dt is None)
         self.dt.setEnabled(s.dt is not None)
-        self.dt.setValue(s.dt if s.dt is not None else (s.t1 - s.t0) / 1000)
         self.n_auto.setChecked(s.n_save is None)
         self.n_save.setEnabled(s.n_save is not None)
-        self.n_save.setValue(s.n_save or 1001)
+        for box, value in ((self.dt, s.dt), (self.n_save, s.n_save)):
+            if value is not None:
+                box.setValue(value)  # on auto: the current run's, set by show_chosen
+        current = self.lab.current
+        if current is not None and complete(current):
+            self._show_used(current.settings)
         self.seed.setValue(s.seed)
         self.seed.setEnabled(isinstance(self.lab.model, dl.SDEModel))
         self._fill_solvers()
@@ -264,24 +281,6 @@ class RunsPanel(QWidget):
         except ValueError as error:
             self.lab.log(str(error), "error")
             self.refresh()
-
-
-class DevicePanel(QWidget):
-    """The JAX backend, its devices and the floating-point precision."""
-
-    def __init__(self, parent=None):
-        super().__init__(parent)
-        form = QFormLayout(self)
-        form.setContentsMargins(6, 6, 6, 6)
-        devices = jax.devices()
-        form.addRow("backend", QLabel(jax.default_backend()))
-        form.addRow("precision", QLabel(dl.precision()))
-        form.addRow("devices", QLabel(str(len(devices))))
-        for d in devices[:16]:
-            form.addRow("", hint_label(f"{d.id}: {d.device_kind} ({d.platform})"))
-        if len(devices) > 16:
-            form.addRow("", hint_label(f"... and {len(devices) - 16} more"))
-        form.addRow("JAX", hint_label(jax.__version__))
 
 
 class LogPanel(QWidget):

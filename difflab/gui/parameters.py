@@ -18,7 +18,7 @@ from PySide6.QtWidgets import (
 )
 
 from ..app.lab import Lab, finite_bounds
-from .widgets import FloatSpinBox, SliderScale, fmt, hint_label, show_error
+from .widgets import FloatSpinBox, SliderScale, fmt, font_scaled, hint_label, show_error
 
 _drags = itertools.count(1)
 OPEN = 1e300  # what a parameter's spin box takes: any number, checked against the range
@@ -46,7 +46,7 @@ class ParameterRow(QWidget):
         self.spin = FloatSpinBox(log_steps=spec.log_scale)
         self.spin.setObjectName(f"spin_{spec.name}")
         self.spin.setRange(-OPEN, OPEN)  # out-of-range values are refused in words, not clamped
-        self.spin.setMinimumWidth(86)
+        self.spin.setMinimumWidth(font_scaled(self.spin, 86))
         self.message = QLabel()
         self.message.setObjectName(f"message_{spec.name}")
         self.message.setWordWrap(True)

@@ -16,7 +16,7 @@ from PySide6.QtWidgets import QComboBox, QLabel, QPushButton
 
 from ..app.lab import Lab
 from ..app.projection import BOX_EDGES, box_bounds, label_edges, project, to_box
-from .plots import PHASE_POINTS, THIN_ABOVE, RunPlot, run_color, run_pen
+from .plots import PHASE_POINTS, THIN_ABOVE, RunPlot, SafeViewBox, run_color, run_pen
 from .theme import theme_colors
 from .widgets import hint_label
 
@@ -29,7 +29,7 @@ VALUE_IN = 0.12  # the ranges' numbers sit this far in from the box's corners
 BOX_ALPHA = 110
 
 
-class TurningViewBox(pg.ViewBox):
+class TurningViewBox(SafeViewBox):
     """A view box that calls ``turn(dx, dy)`` (pixels) when dragged with the left button;
     the other buttons and the wheel zoom as usual."""
 

@@ -30,7 +30,7 @@ from ..app.phase_plane import (
     orbit_from,
     stability_group,
 )
-from .plots import configure_plot
+from .plots import configure_plot, plot_widget
 from .widgets import FloatSpinBox, controls_beside_plots, hint_label
 from .workers import TaskWorker
 
@@ -50,10 +50,13 @@ def float_box(value: float = 0.0) -> FloatSpinBox:
 
 class LatestTask:
     """Runs one task at a time on a :class:`TaskWorker`; a task submitted while one runs
-    replaces any other waiting one and starts when it ends (only the newest matters)."""
+    replaces any other waiting one and starts when it ends (only the newest matters).
+    A failure is logged and given to ``failed(text)`` (the panel says it in words)."""
 
-    def __init__(self, owner: QWidget, name: str, done: Callable[[object], None]):
+    def __init__(self, owner: QWidget, name: str, done: Callable[[object], None],
+                 failed: Callable[[str], None] | None = None):
         self.owner, self.name, self._done = owner, name, done
+        self._failed = failed
         self.worker: TaskWorker | None = None
         self._pending = None
 
@@ -67,7 +70,7 @@ class LatestTask:
             self.worker.stop()
             return
         worker = TaskWorker(lambda emit, stop: task(stop), self.name, self.owner)
-        worker.failed.connect(lambda text: self.owner.lab.log(f"{self.name}: {text}", "error"))
+        worker.failed.connect(self._report)
         worker.done.connect(lambda ok, value: self._finished(worker, ok, value))
         self.worker = worker
         window = getattr(self.owner, "window", None)
@@ -75,6 +78,11 @@ class LatestTask:
             window.start_worker(self.name, worker, progress=False)
         else:
             worker.start()
+
+    def _report(self, text: str) -> None:
+        self.owner.lab.log(f"{self.name} failed: {text}", "error")
+        if self._failed is not None:
+            self._failed(text)
 
     def _finished(self, worker: TaskWorker, ok: bool, value) -> None:
         self.worker = None
@@ -106,8 +114,8 @@ class PhasePlaneView(QWidget):
         self.plane = self.orbit = None
         self.point: tuple[float, float] | None = None
         self._stale, self._fit_next_run = True, True
-        self.task = LatestTask(self, "phase plane", self._plane_done)
-        self.orbit_task = LatestTask(self, "phase orbit", self._orbit_done)
+        self.task = LatestTask(self, "phase plane", self._plane_done, self._failed)
+        self.orbit_task = LatestTask(self, "phase orbit", self._orbit_done, self._failed)
         self.x_axis, self.y_axis = QComboBox(), QComboBox()
         self.x_axis.setObjectName("phase_plane_x")
         self.y_axis.setObjectName("phase_plane_y")
@@ -122,7 +130,7 @@ class PhasePlaneView(QWidget):
         self.status = hint_label("click the plane to run from a point, forward (solid) and "
                                  "backward (dashed) in time")
         self.status.setWordWrap(True)
-        self.plot = pg.PlotWidget()
+        self.plot = plot_widget()
         self._build()
         self._timer = QTimer(self)
         self._timer.setSingleShot(True)
@@ -286,12 +294,23 @@ class PhasePlaneView(QWidget):
             request = self.request()
         except ValueError as error:
             self.status.setText(str(error))
+            self._clear_plane()  # not the last model's plane beside the message
             return
         self._stale = False
         self.status.setText("computing the field, nullclines and equilibria…")
         self.task.submit(lambda stop: compute_plane(request, stop))
         if self.point is not None:
             self.run_orbit(*self.point)
+
+    def _clear_plane(self) -> None:
+        self.plane = None
+        for curve in (self.arrows, *self.nullclines, *self.markers.values()):
+            curve.setData([], [])
+        self.clear_orbit()
+
+    def _failed(self, text: str) -> None:
+        self.status.setText(f"failed: {text}. Try a smaller box, other held states, or a "
+                            "shorter t1 for orbits.")
 
     def _plane_done(self, plane) -> None:
         self.plane = plane

@@ -66,6 +66,72 @@ def peak_decimate(x: np.ndarray, y: np.ndarray, bins: int = STREAM_POINTS):
     return xs, ys
 
 
+TINY = 1e-280  # spans and values below this are treated as zero
+
+
+def sensible_span(lo: float, hi: float) -> tuple[float, float]:
+    """``(lo, hi)`` where it is a range a plot can show; else a range around it: a range
+    of (nearly) zero width, as a constant curve or a single point has, becomes +-10 % of
+    its value (+-1 around zero); a non-finite one becomes ``(-1, 1)``."""
+    if not (math.isfinite(lo) and math.isfinite(hi)):
+        return (-1.0, 1.0)
+    lo, hi = min(lo, hi), max(lo, hi)
+    if hi - lo > max(TINY, 1e-12 * max(abs(lo), abs(hi))):
+        return (lo, hi)
+    middle = 0.5 * (lo + hi)
+    half = 0.1 * abs(middle) if abs(middle) > TINY else 1.0
+    return (middle - half, middle + half)
+
+
+class SafeViewBox(pg.ViewBox):
+    """A ``ViewBox`` that never takes an invalid range: a non-finite range asked for is
+    ignored, and one of zero width (a constant curve, a single point) is widened by
+    :func:`sensible_span` instead of keeping the previous scale. Auto-range fits the
+    finite data of the items (a constant curve: around its value), so a degenerate
+    result never shrinks the view to nothing, and the next result is fitted again."""
+
+    def setRange(self, rect=None, xRange=None, yRange=None, *args, **kwargs):  # noqa: N802
+        if rect is not None:
+            xRange, yRange, rect = (rect.left(), rect.right()), (rect.top(), rect.bottom()), None
+        xRange, yRange = (None if r is None or not all(map(math.isfinite, r)) else
+                          sensible_span(*map(float, r)) for r in (xRange, yRange))
+        if xRange is None and yRange is None:
+            return
+        super().setRange(None, xRange, yRange, *args, **kwargs)
+
+    def childrenBounds(self, frac=None, orthoRange=(None, None), items=None):  # noqa: N802
+        bounds = super().childrenBounds(frac, orthoRange, items)
+        for ax in (0, 1):
+            tight = self._data_span(ax, items)
+            if tight is not None and sensible_span(*tight) != tight:
+                bounds[ax] = list(sensible_span(*tight))
+        return bounds
+
+    def _data_span(self, ax: int, items) -> tuple[float, float] | None:
+        """The least and greatest finite value on axis ``ax`` of the visible items' data,
+        without their pixel padding."""
+        spans = []
+        for item in self.addedItems if items is None else items:
+            if item.isVisible() and getattr(item, "dataBounds", None) is not None:
+                span = item.dataBounds(ax, frac=1.0)
+                if span is not None and None not in span and all(map(math.isfinite, span)):
+                    spans.append(span)
+        if not spans:
+            return None
+        return (float(min(s[0] for s in spans)), float(max(s[1] for s in spans)))
+
+
+def plot_widget(**kwargs) -> pg.PlotWidget:
+    """A ``PlotWidget`` on a :class:`SafeViewBox`."""
+    return pg.PlotWidget(viewBox=SafeViewBox(), **kwargs)
+
+
+def view_is_valid(item: pg.PlotItem) -> bool:
+    """Whether a plot's view range is finite with a width and height a plot can show."""
+    return all(math.isfinite(a) and math.isfinite(b) and sensible_span(a, b) == (a, b)
+               for a, b in item.getViewBox().viewRange())
+
+
 def state_color(index: int, n_states: int | None = None) -> QColor:
     """The colour of state ``index`` of a model with ``n_states`` states: the palette's
     for up to 10 states, else ``n_states`` different colours around a cyclic colour map."""
@@ -150,7 +216,7 @@ class RunPlot(QWidget):
     def __init__(self, lab: Lab, parent=None, view_box: pg.ViewBox | None = None):
         super().__init__(parent)
         self.lab = lab
-        self.plot = pg.PlotWidget(viewBox=view_box)
+        self.plot = pg.PlotWidget(viewBox=view_box if view_box is not None else SafeViewBox())
         self.plot.setObjectName(type(self).__name__)
         self.curves: dict[tuple[str, str], pg.PlotDataItem] = {}
         self._styles: dict[tuple[str, str], tuple] = {}

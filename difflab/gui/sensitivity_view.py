@@ -5,6 +5,7 @@ values and run settings; the plot shows ``d y / d p`` (or ``d log y / d log p``)
 chosen state against time, one curve per parameter.
 """
 
+import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
@@ -22,7 +23,7 @@ from PySide6.QtWidgets import (
 
 from ..app.lab import Lab
 from ..app.sensitivities import SensitivityRequest, run_sensitivity
-from .plots import PALETTE, configure_plot
+from .plots import PALETTE, configure_plot, plot_widget
 from .widgets import ResultPicker, controls_beside_plots, hint_label
 from .workers import TaskWorker
 
@@ -40,6 +41,7 @@ class SensitivityView(QWidget):
         self.lab, self.window = lab, window
         self.record = None
         self.worker: TaskWorker | None = None
+        self._error = ""
         self.params = QListWidget()
         self.params.setSelectionMode(QAbstractItemView.SelectionMode.NoSelection)
         self.state = QComboBox()
@@ -51,7 +53,7 @@ class SensitivityView(QWidget):
                                  "the run (t1, dt, solver from the run settings)")
         self.status.setWordWrap(True)
         self.picker = ResultPicker(lab, "sensitivity")
-        self.plot = pg.PlotWidget()
+        self.plot = plot_widget()
         self.curves: dict[str, pg.PlotDataItem] = {}
         self._build()
         self.compute_button.clicked.connect(self.compute)
@@ -91,6 +93,8 @@ class SensitivityView(QWidget):
         self.state.addItems(self.lab.state_names)
         self.state.blockSignals(blocked)
         self.compute_button.setEnabled(bool(self.lab.specs))
+        if not self.lab.specs:
+            self.status.setText(f"{self.lab.model_name} has no parameters to differentiate by")
         self.record = None
         self.draw()
 
@@ -107,10 +111,11 @@ class SensitivityView(QWidget):
                                          self.chosen())
         except ValueError as error:
             self.lab.log(f"sensitivity: {error}", "error")
+            self.status.setText(str(error))
             return
+        self._error = ""
         worker = TaskWorker(lambda emit, stop: run_sensitivity(request), "sensitivity", self)
-        worker.failed.connect(lambda text: self.lab.log(
-            f"sensitivity of {request.model_name}: {text}", "error"))
+        worker.failed.connect(lambda text: self._failed(request, text))
         worker.done.connect(lambda ok, record: self._done(worker, record))
         self.worker = worker
         self.compute_button.setEnabled(False)
@@ -128,7 +133,9 @@ class SensitivityView(QWidget):
         else:
             worker.wait()
         if record is None:
-            self.status.setText("the computation failed (see the log)")
+            self.status.setText(f"the sensitivities failed: {self._error or 'stopped'}. Try "
+                                "a shorter t1, a smaller dt or a stiff solver in the run "
+                                "settings, or fewer parameters.")
             return
         self.record = record
         name = self.lab.add_result("sensitivity", record)
@@ -139,6 +146,10 @@ class SensitivityView(QWidget):
         self.lab.log(text)
         self.draw()
         self.finished.emit(record)
+
+    def _failed(self, request, text: str) -> None:
+        self._error = text
+        self.lab.log(f"sensitivity of {request.model_name} failed: {text}", "error")
 
     def show_record(self, record) -> None:
         """Draw a kept sensitivity (one read from a session file, say; ``None``: none)."""
@@ -161,7 +172,20 @@ class SensitivityView(QWidget):
                 curve = self.plot.plot(pen=pg.mkPen(PALETTE[k % len(PALETTE)], width=2),
                                        name=name)
                 self.curves[name] = curve
-            curve.setData(record.ts, record.curve(state, name, normalized=normalized), connect="finite")
+            curve.setData(record.ts, record.curve(state, name, normalized=normalized),
+                          connect="finite")
+        self.plot.getPlotItem().enableAutoRange()
+        self._say_if_blank(wanted, state, normalized)
+
+    def _say_if_blank(self, wanted, state: str, normalized: bool) -> None:
+        """Say why nothing is drawn when no curve has a finite value."""
+        if not wanted or any(np.isfinite(np.asarray(c.yData, dtype=float)).any()
+                             for c in self.curves.values() if c.yData is not None):
+            return
+        why = (f"{state} is zero, so its log has no sensitivity: uncheck normalised"
+               if normalized else "the run left the finite numbers: try a shorter t1")
+        self.status.setText(f"nothing to draw: every sensitivity of {state} is NaN or "
+                            f"infinite ({why})")
 
     def export_columns(self) -> dict:
         if self.record is None:

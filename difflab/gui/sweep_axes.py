@@ -100,6 +100,15 @@ class AxisEditor(QGroupBox):
             raise ValueError(f"{self.lab.model_name} cannot sweep {name!r}")
         self.name.setCurrentIndex(index)
 
+    def show_axis(self, axis: Axis) -> None:
+        """Show ``axis``: its parameter (``ValueError`` if this model has none of that
+        name), range, number of values and spacing."""
+        self.choose(axis.name)
+        self.lo.setValue(axis.lo)
+        self.hi.setValue(axis.hi)
+        self.n.setValue(axis.n)
+        self.log.setChecked(axis.log)
+
     def axis(self) -> Axis:
         return Axis(self.name.currentData() or "", self.lo.value(), self.hi.value(),
                     self.n.value(), self.log.isChecked())

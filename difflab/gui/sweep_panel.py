@@ -25,7 +25,14 @@ from PySide6.QtWidgets import (
 )
 
 from ..app.lab import Lab
-from ..app.sweeps import REDUCTIONS, SweepRequest, SweepView, axis_title, run_sweep
+from ..app.sweeps import (
+    REDUCTIONS,
+    SweepRequest,
+    SweepView,
+    axis_title,
+    drawable,
+    run_sweep,
+)
 from .plots import configure_plot, state_color
 from .sweep_axes import AxisEditor, sweepable
 from .sweep_plot import SweepPlot
@@ -72,6 +79,8 @@ class SweepPanel(QWidget):
         self.summary = hint_label("")
         self.summary.setWordWrap(True)
         self.picker = ResultPicker(lab, "sweep")
+        self.shown = QComboBox()  # which observable of a kept sweep is drawn
+        self.shown.setObjectName("sweep_observable_shown")
         self.plot = SweepPlot(self._unit)
         self.curve, self.image, self.colorbar = self.plot.curve, self.plot.image, self.plot.colorbar
         self.orbit, self.marker = self.plot.orbit, self.plot.marker
@@ -89,6 +98,8 @@ class SweepPanel(QWidget):
         self.redraw_preview = Throttle(self._draw_preview, REDRAW_MS, self)
         lab.events.current.connect(lambda e: self.redraw_preview())
         self.picker.chosen.connect(self.show_data)
+        self.shown.activated.connect(lambda i: self.show_data(self._shown_result(),
+                                                              self.shown.itemData(i)))
         self._model_changed(None)
 
     def _build(self) -> None:
@@ -117,6 +128,12 @@ class SweepPanel(QWidget):
         column.addWidget(self.progress)
         column.addWidget(self.summary)
         column.addWidget(self.picker)
+        shown = QHBoxLayout()
+        self.shown_label = QLabel("show")
+        shown.addWidget(self.shown_label)
+        shown.addWidget(self.shown, 1)
+        column.addLayout(shown)
+        self._list_observables(None)
         column.addStretch(1)
         configure_plot(self.preview, "t", "state")
         self.preview.getPlotItem().setDownsampling(auto=True, mode="peak")
@@ -159,15 +176,16 @@ class SweepPanel(QWidget):
             request = self.request()
         except ValueError as error:
             self.lab.log(f"sweep: {error}", "error")
+            self.summary.setText(str(error))
             return
-        self.data = None
+        self.data, self._error = None, ""
         self._ask_for_a_point()
         self.plot.prepare(request)
         worker = TaskWorker(lambda emit, stop: run_sweep(
             request, lambda data, chunk: emit((data, chunk)), stop), "sweep", self)
-        worker.item.connect(self._chunk)
-        worker.failed.connect(lambda text: self.lab.log(f"sweep of {request.model_name}: {text}",
-                                                        "error"))
+        worker.label = f"sweep of {request.model_name}"
+        worker.item.connect(lambda item: worker is self.worker and self._chunk(item))
+        worker.failed.connect(lambda text: self._failed(request, text))
         worker.done.connect(lambda ok, data: self._done(worker, ok, data))
         self.worker = worker
         self.run_button.setEnabled(False)
@@ -183,7 +201,11 @@ class SweepPanel(QWidget):
                      f"observable {request.spec}")
 
     def stop(self) -> None:
-        if self.worker is not None:
+        """Stop the sweep; control comes back within a second even if its computation
+        does not (the window lets go of it)."""
+        if self.worker is not None and self.window is not None:
+            self.window.stop_task("sweep")
+        elif self.worker is not None:
             self.worker.stop()
 
     def _chunk(self, item) -> None:
@@ -196,15 +218,21 @@ class SweepPanel(QWidget):
         self.redraw()
 
     def _done(self, worker: TaskWorker, ok: bool, data) -> None:
+        if worker is not self.worker:  # a sweep let go of, ending late: dropped
+            return
+        if worker.abandoned and self.data is not None:  # keep what it had computed
+            data = self.data.copy()
         self.worker = None
         self.run_button.setEnabled(True)
         self.stop_button.setEnabled(False)
         if self.window is not None:
             self.window.worker_done("sweep", worker)
-        else:
+        elif not worker.abandoned:
             worker.wait()
         if data is None:
-            self.summary.setText("the sweep failed (see the log)")
+            self.summary.setText(f"the sweep failed: {getattr(self, '_error', '') or 'stopped'}. "
+                                 "Try fewer points, a narrower range, a shorter t1 or a stiff "
+                                 "solver in the run settings.")
             return
         self.data = data
         self.redraw.flush()
@@ -217,31 +245,79 @@ class SweepPanel(QWidget):
                 f"{stats['compile_time']:.1f} s compiling") if stats.get("computed") else ""
         text = (f"{name}: {data.done} of {len(data.result)} points{rate}"
                 + (f", {failed} failed" if failed else "") + ("" if ok else " (stopped)"))
-        self.summary.setText(text)
+        self.summary.setText(text + _notes(data.result))
         self.lab.log(f"sweep {text}")
+        self._log_notes(name, data.result)
         self.finished.emit(data.result)
 
-    def show_data(self, result) -> None:
-        """Draw a kept sweep (one read from a session file, say); ``None`` clears the plot."""
-        if self.worker is not None or (self.data is not None and result is self.data.result):
+    def _failed(self, request, text: str) -> None:
+        self._error = text
+        self.lab.log(f"sweep of {request.model_name} failed: {text}", "error")
+
+    def show_data(self, result, observable: str | None = None) -> None:
+        """Draw a kept sweep (one read from a session file, say), its ``observable`` (by
+        name; by default its first), under the settings that made it; ``None`` clears
+        the plot."""
+        if self.worker is not None or (self.data is not None and result is self.data.result
+                                       and observable in (None, self.data.observable)):
             return
         try:
-            data = None if result is None else SweepView.of(result,
-                                                            self.lab.name_of(result.model))
+            data = None if result is None else SweepView.of(
+                result, self.lab.name_of(result.model), observable)
         except ValueError as error:
             self.lab.log(f"this sweep cannot be drawn: {error}", "warning")
             data = None
         self.data = data
         self._ask_for_a_point()  # the preview's point was of the sweep shown before
+        self._list_observables(data)
         if data is None:
             self.plot.clear_sweep()
             self.summary.setText("")
             return
+        self._show_settings(data)
         self.plot.prepare(data)
         self.draw()
         failed = len(data.failures())
         self.summary.setText(f"{data.model_name}, {data.spec}: {data.done} of "
-                             f"{len(data.result)} points" + (f", {failed} failed" if failed else ""))
+                             f"{len(data.result)} points" + (f", {failed} failed" if failed else "")
+                             + _notes(data.result))
+        self._log_notes(data.result.name or data.model_name, data.result)
+
+    def _log_notes(self, name: str, result) -> None:
+        """Say in the log why an observable has no value at points that solved."""
+        for line in _notes(result).splitlines()[1:]:
+            self.lab.log(f"sweep {name}, {line}", "warning")
+
+    def _shown_result(self):
+        return None if self.data is None else self.data.result
+
+    def _list_observables(self, data) -> None:
+        """The observables of the sweep shown, in the "show" box (hidden for one)."""
+        self.shown.clear()
+        choices = {} if data is None else drawable(data.result, len(data.axes))
+        for name, spec in choices.items():
+            self.shown.addItem(spec if name in spec else f"{name}: {spec}", name)
+        if data is not None:
+            self.shown.setCurrentIndex(max(0, self.shown.findData(data.observable)))
+        for widget in (self.shown, self.shown_label):
+            widget.setVisible(len(choices) > 1)
+
+    def _show_settings(self, data) -> None:
+        """The controls as the sweep shown was made: its axes, observable and transient
+        (those of another model are left as they are)."""
+        if data.model_name != self.lab.model_name:
+            return
+        try:
+            self.two_d.setChecked(len(data.axes) == 2)
+            for editor, axis in zip((self.axis1, self.axis2), data.axes):
+                editor.show_axis(axis)
+        except ValueError:  # an axis this model cannot sweep here
+            return
+        if data.reduction in REDUCTIONS:
+            self.reduction.setCurrentText(data.reduction)
+        if data.state in self.lab.state_names:
+            self.state.setCurrentText(data.state)
+        self.after.setValue(data.after or 0.0)
 
     # -- drawing --------------------------------------------------------------------------
 
@@ -277,6 +353,7 @@ class SweepPanel(QWidget):
         data = self.data
         if data.model_name != self.lab.model_name:
             self.lab.select_model(data.model_name)
+        self.lab.set_settings(**data.run_settings())  # as the sweep simulated it
         self.lab.set_point(data.parameters(index), data.initial_state(index),
                            text="Simulate sweep point " + data.describe(index))
         shown = self.plot.mark(data, index)
@@ -320,3 +397,11 @@ class SweepPanel(QWidget):
         columns["result"] = np.asarray(data.result.result)
         return columns
 
+
+def _notes(result) -> str:
+    """The sweep's notes on observables with no value at points that solved, one a line."""
+    try:
+        notes = result.notes
+    except (KeyError, ValueError, TypeError):  # an observable the notes cannot read
+        return ""
+    return "".join(f"\n{name}: {why}" for name, why in notes.items())

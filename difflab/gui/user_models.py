@@ -15,7 +15,7 @@
 from pathlib import Path
 
 from PySide6.QtCore import QFileSystemWatcher, QTimer
-from PySide6.QtGui import QFontDatabase
+from PySide6.QtGui import QFont, QFontDatabase
 from PySide6.QtWidgets import (
     QFileDialog,
     QHBoxLayout,
@@ -31,7 +31,9 @@ import difflab as dl
 
 from ..app.lab import Lab
 from ..app.trust import TrustStore
+from .widgets import lines_tall
 
+EDITOR_LINES = 10  # the equations editor shows at least this many lines
 EXAMPLE = """name: Spring
 description: damped spring, typed as equations
 params: k = 1.0 in (0, 10), c = 0.1 in (0, 2)
@@ -139,6 +141,14 @@ class UserModels:
         self.lab.log(f"reloaded {path}")
 
 
+def fixed_font(font: QFont) -> QFont:
+    """The system's fixed-width font, no smaller than ``font`` (the application's)."""
+    fixed = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
+    if font.pointSizeF() > fixed.pointSizeF():
+        fixed.setPointSizeF(font.pointSizeF())
+    return fixed
+
+
 class EquationEditor(QWidget):
     """Type a model as equations; errors show as you type; "Use" builds and selects it."""
 
@@ -147,7 +157,8 @@ class EquationEditor(QWidget):
         self.lab = lab
         self.text = QPlainTextEdit()
         self.text.setObjectName("equations")
-        self.text.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
+        self.text.setFont(fixed_font(self.text.font()))
+        self.set_lines(EDITOR_LINES)
         self.text.setPlainText(EXAMPLE)
         self.problems = QLabel()
         self.problems.setWordWrap(True)
@@ -169,6 +180,10 @@ class EquationEditor(QWidget):
         layout.addLayout(row)
         self._model_changed(None)
         self.check()
+
+    def set_lines(self, lines: int) -> None:
+        """Show at least ``lines`` lines of the editor's own (fixed-width) font."""
+        self.text.setMinimumHeight(lines_tall(self.text, lines))
 
     def _model_changed(self, event) -> None:
         if getattr(event, "catalog", False):  # the browser changed, not the chosen model

@@ -8,9 +8,11 @@ from PySide6.QtGui import QValidator
 from PySide6.QtWidgets import (
     QComboBox,
     QDoubleSpinBox,
+    QFrame,
     QHBoxLayout,
     QLabel,
     QPushButton,
+    QScrollArea,
     QSizePolicy,
     QSplitter,
     QVBoxLayout,
@@ -119,14 +121,40 @@ def hint_label(text: str) -> QLabel:
     return label
 
 
+REFERENCE_LINE = 14  # pixels: the line spacing of the 9-point font sizes are given for
+
+
+def font_scaled(widget: QWidget, pixels: int) -> int:
+    """``pixels`` (a size chosen for a 9-point font, 14-pixel lines) in ``widget``'s font:
+    larger where its font is larger, so text still fits."""
+    return round(pixels * max(widget.fontMetrics().lineSpacing(), 1) / REFERENCE_LINE)
+
+
+def lines_tall(widget, lines: int) -> int:
+    """The height a text box (``QPlainTextEdit``) needs to show ``lines`` lines of its own
+    font: the lines, the document's margins and the frame."""
+    margin = widget.document().documentMargin() if hasattr(widget, "document") else 0
+    frame = widget.frameWidth() if hasattr(widget, "frameWidth") else 0
+    return math.ceil(lines * widget.fontMetrics().lineSpacing() + 2 * (margin + frame))
+
+
 def controls_beside_plots(panel: QWidget, controls: QVBoxLayout, width: int, *plots,
                           sizes=()) -> None:
-    """Lay ``panel`` out: ``controls``, a column at most ``width`` wide, left of ``plots``
-    (several are stacked in a vertical splitter, ``sizes`` apart)."""
+    """Lay ``panel`` out: ``controls``, a column at most ``width`` wide (pixels at a 9-point
+    font: :func:`font_scaled`), left of ``plots`` (several are stacked in a vertical
+    splitter, ``sizes`` apart). The column scrolls where it is taller than the window (a
+    model with many states), so it never makes the window taller than its screen."""
     column = QWidget()
     controls.setContentsMargins(6, 6, 6, 6)
     column.setLayout(controls)
-    column.setMaximumWidth(width)
+    scroll = QScrollArea()
+    scroll.setWidget(column)
+    scroll.setWidgetResizable(True)
+    scroll.setFrameShape(QFrame.Shape.NoFrame)
+    scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+    bar = scroll.verticalScrollBar().sizeHint().width()
+    scroll.setMinimumWidth(column.minimumSizeHint().width() + bar)
+    scroll.setMaximumWidth(font_scaled(column, width) + bar)
     view = plots[0]
     if len(plots) > 1:
         view = QSplitter(Qt.Orientation.Vertical)
@@ -135,7 +163,7 @@ def controls_beside_plots(panel: QWidget, controls: QVBoxLayout, width: int, *pl
         view.setSizes(list(sizes))
     layout = QHBoxLayout(panel)
     layout.setContentsMargins(0, 0, 0, 0)
-    layout.addWidget(column)
+    layout.addWidget(scroll)
     layout.addWidget(view, 1)
 
 

@@ -10,14 +10,17 @@ widgets or the lab; the GUI thread applies what they report.
   items; ``stop()`` takes effect at the task's next check.
 """
 
+import contextlib
 import os
 import sys
 import threading
+import time
 import traceback
 from collections.abc import Callable, Iterator
 
 from PySide6.QtCore import QThread, Signal
 
+from .._threads import own
 from ..app.runs import SolveRequest, solve
 
 BACKGROUND_NICE = 10
@@ -61,7 +64,16 @@ def keep_priority() -> None:
 
 
 _reniced = False
+_running: set = set()  # task workers started and not yet ended (see TaskWorker.start)
 _python_threads: set[int] = set()
+
+
+def owned(thread: QThread) -> None:
+    """Have ``thread`` (with a ``stop()``) stopped and joined before the interpreter exits,
+    should the window not have ended it (``difflab._threads``): a Qt thread left running
+    Python then would abort the exit."""
+    own(thread, QThread.isRunning, lambda t, seconds: t.wait(max(1, int(seconds * 1000))),
+        lambda t: t.stop())
 
 
 def error_text(error: BaseException) -> str:
@@ -83,10 +95,12 @@ class LiveSolver(QThread):
     def __init__(self, parent=None, solve_fn: Callable = solve):
         super().__init__(parent)
         self.setObjectName("LiveSolver")
+        owned(self)
         self._solve = solve_fn
         self._cond = threading.Condition()
         self._pending: SolveRequest | None = None
         self._quit = False
+        self.solving: tuple[SolveRequest, float] | None = None  # the request, since when
 
     def submit(self, request: SolveRequest) -> None:
         """Solve ``request`` next, replacing any request not started yet."""
@@ -106,6 +120,7 @@ class LiveSolver(QThread):
                     return
                 request, self._pending = self._pending, None
             self.busy.emit(True)
+            self.solving = (request, time.monotonic())
             try:
                 run = self._solve(request)
             except Exception as error:  # noqa: BLE001 (reported to the user, in words)
@@ -113,15 +128,20 @@ class LiveSolver(QThread):
             else:
                 self.solved.emit(request, run)
             finally:
+                self.solving = None
                 with self._cond:
                     idle = self._pending is None
                 if idle:
                     self.busy.emit(False)
 
-    def shutdown(self, timeout_ms: int = 10_000) -> None:
+    def stop(self) -> None:
+        """Let the thread end once the solve under way, if any, is done."""
         with self._cond:
             self._quit = True
             self._cond.notify()
+
+    def shutdown(self, timeout_ms: int = 10_000) -> None:
+        self.stop()
         self.wait(timeout_ms)
 
 
@@ -133,6 +153,11 @@ class TaskWorker(QThread):
     ``failed(str)`` with the error in words (the traceback is kept in ``traceback``),
     ``done(bool, object)`` at the end: whether the task ran to its end (not stopped, not
     failed) and what it returned.
+
+    A task whose computation does not come back is never waited for: :meth:`abandon`
+    ends it for its owners at once (``done(False, None)`` with ``abandoned`` set) and
+    whatever it reports later is dropped; ``idle_seconds()`` says how long it has been
+    silent, ``label`` what it is in words ("sweep of heat1d").
     """
 
     item = Signal(object)
@@ -143,9 +168,29 @@ class TaskWorker(QThread):
                  name: str = "worker", parent=None):
         super().__init__(parent)
         self.setObjectName(name)
+        owned(self)
         self._task = task
         self._stop = threading.Event()
         self.traceback = ""
+        self.error: Exception | None = None  # what the task raised
+        self.label = name
+        self.abandoned = False
+        self._ended = False
+        self._end_lock = threading.Lock()
+        self._beat = time.monotonic()
+        self.item.connect(self._heard)
+
+    def start(self) -> None:
+        """Run the task. From now until it ends the thread has no Qt parent and is held
+        here: a running QThread deleted with its owner (a window closed during a slow
+        compile) would abort the process."""
+        self.setParent(None)
+        _running.add(self)
+        self.finished.connect(self._release)  # queued to the GUI thread, never released in the thread
+        super().start()
+
+    def _release(self) -> None:
+        _running.discard(self)
 
     def stop(self) -> None:
         """Ask the task to end at its next ``stop()`` check."""
@@ -155,17 +200,49 @@ class TaskWorker(QThread):
     def stopping(self) -> bool:
         return self._stop.is_set()
 
+    def idle_seconds(self) -> float:
+        """Seconds since the task started or last reported progress."""
+        return time.monotonic() - self._beat
+
+    def _heard(self, _item) -> None:
+        self._beat = time.monotonic()
+
+    def abandon(self) -> bool:
+        """Stop waiting for a task that has not ended: its owners get ``done(False, None)``
+        now (``abandoned`` is then true) and nothing it reports afterwards. False if the
+        task had already ended."""
+        self._stop.set()
+        with self._end_lock:
+            if self._ended:
+                return False
+            self.abandoned = True
+        for signal in (self.item, self.failed):
+            with contextlib.suppress(RuntimeError):
+                signal.disconnect()
+        self.done.emit(False, None)
+        return True
+
     def run(self) -> None:
         value, ok = None, False
         keep_priority()
         yield_cpu_to_gui()
+        self._beat = time.monotonic()
         try:
-            value = self._task(self.item.emit, self._stop.is_set)
+            value = self._task(self._emit, self._stop.is_set)
             ok = not self._stop.is_set()
         except Exception as error:  # noqa: BLE001 (reported to the user, in words)
-            self.traceback = traceback.format_exc()
-            self.failed.emit(error_text(error))
+            self.traceback, self.error = traceback.format_exc(), error
+            if not self.abandoned:
+                self.failed.emit(error_text(error))
+        with self._end_lock:
+            self._ended = True
+            if self.abandoned:
+                return
         self.done.emit(ok, value)
+
+    def _emit(self, item) -> None:
+        if not self.abandoned:
+            self.item.emit(item)
 
 
 def iterate(items: Iterator, emit: Callable, stop: Callable[[], bool]):

@@ -16,9 +16,11 @@ from ._observations import write_observations_csv as write_observations_csv
 from ._reader import open_session as open_session
 from ._results import add as add
 from ._results import save as save
+from ._save import remove_stale_temporaries as remove_stale_temporaries
 from ._schema import SCHEMA_VERSION as SCHEMA_VERSION
 from ._session import Session as Session
 from ._session import Stored as Stored
+from ._session import keep_in_memory as keep_in_memory
 from ._streams import FitWriter as FitWriter
 from ._streams import RunWriter as RunWriter
 from ._streams import SweepWriter as SweepWriter

@@ -39,7 +39,7 @@ from ._codecs import (
     Table,
 )
 from ._models import ModelRecord, record_of
-from ._netcdf import Variable
+from ._netcdf import UNDECLARED, Variable, state_attrs, unit_attrs
 from ._objects import _built as built_model
 from ._schema import ANALYSES
 
@@ -137,6 +137,8 @@ register(
     multipliers=Complex("orbit", "multiplier",
                         long_name="Floquet multiplier (largest modulus first; NaN: not trusted)"),
     stable=Flags("orbit", long_name="stable"),
+    errors=Array("orbit", optional=True,  # absent in files written before the estimate
+                 long_name="estimated relative error of the period"),
     special=Table(CycleSpecialPoint, "special", kind=Labels(long_name="kind of special point"),
                   value=Numbers(long_name="value of the continued parameter"),
                   period=Numbers(long_name="period"),
@@ -199,6 +201,48 @@ def _coordinates(variables: dict, state_names) -> dict[str, Variable]:
     return coords
 
 
+_STATES = ("states", "state", "ys", "final_state", "minima", "maxima", "minimum", "maximum")
+_TIMES = ("ts", "times", "periods", "period")
+_RATES = ("exponents", "error", "history", "eigenvalues_real", "eigenvalues_imag", "frequency")
+_PARAMETER = ("values", "value")  # the continued parameter's
+
+
+def _kind(name: str) -> str:
+    """What a stored variable measures, from its field name (``special_state``: a state)."""
+    field = name.split("_", 1)[1] if name.startswith(("special_", "hopf_")) else name
+    for kind, fields in (("state", _STATES), ("time", _TIMES), ("rate", _RATES),
+                         ("parameter", _PARAMETER)):
+        if field in fields:
+            return kind
+    return "pure" if field.startswith("multipliers") or field == "errors" else ""
+
+
+def _add_units(variables: dict, result) -> None:
+    """Units from the model (when it is a live one): states, times, rates (1 / time), the
+    continued parameter; Floquet multipliers are pure numbers."""
+    model = result.model
+    live = hasattr(model, "state_unit")
+    time = getattr(model, "time_unit", None) if live else None
+    units = {"time": unit_attrs(time), "pure": {"units": "1"},
+             "rate": unit_attrs(None if time is None else "1" if time == "1" else f"1/{time}"),
+             "parameter": _parameter_units(model, getattr(result, "param", None), live),
+             "state": state_attrs(model if live else None, result.state_names, "")}
+    for name, var in variables.items():
+        kind = _kind(name)
+        if kind and "units" not in var.attrs:
+            extra = {k: v for k, v in units[kind].items() if k != "long_name" and v != ""}
+            var.attrs = {**var.attrs, **extra}
+
+
+def _parameter_units(model, param, live) -> dict:
+    specs = type(model).parameter_specs() if live else {}
+    names = [param] if isinstance(param, str) else list(param or ())
+    found = {getattr(specs.get(p), "unit", "") for p in names}
+    if len(found) == 1 and (unit := found.pop()):
+        return {"units": unit}
+    return {"comment": UNDECLARED} if "" in found or not names else {}
+
+
 def _free_name(parent, prefix: str) -> str:
     i = 0
     while f"{prefix}{i}" in parent:
@@ -217,6 +261,7 @@ def write(writer, result, name: str | None = None) -> str:
         variables.update(v)
         extra.update(a)
     variables = _fitted(variables)
+    _add_units(variables, result)
     variables = {**_coordinates(variables, result.state_names), **variables}
     attrs = writer.result_attrs(model=record, extra={**extra, "complete": 1})
     parent = writer.file.get(ANALYSES)

@@ -1,7 +1,9 @@
 """Results to CSV and NumPy ``.npz``; one run into a session file."""
 
+import contextlib
 import csv
 import dataclasses
+import errno
 import json
 import os
 
@@ -48,13 +50,40 @@ def _arrays(prefix: str, value, arrays: dict, plain: dict) -> None:
         arrays[prefix] = np.asarray(value)
 
 
-def export_npz(result, path: str | os.PathLike) -> None:
+def _refuse_existing(path, overwrite: bool) -> None:
+    """A file already at ``path`` is replaced only with ``overwrite=True``; a session never."""
+    if not os.path.lexists(path):
+        return
+    if not overwrite:
+        raise FileExistsError(errno.EEXIST, "a file is already there; it is not replaced unless "
+                              "you ask to (overwrite=True, --overwrite)", os.fspath(path))
+    head = b""
+    with contextlib.suppress(OSError):  # non-blocking: a FIFO there does not hang us
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+        try:
+            head = os.read(fd, 8)
+        finally:
+            os.close(fd)
+    if head == b"\x89HDF\r\n\x1a\n":
+        raise FileExistsError(errno.EEXIST, "an HDF5 file is there (perhaps a session); "
+                              "an export never replaces one", os.fspath(path))
+
+
+def _create(path, overwrite: bool):
+    """A new text file at ``path`` (``x`` mode: created here, unless ``overwrite``)."""
+    _refuse_existing(path, overwrite)
+    return open(path, "w" if overwrite else "x", newline="")
+
+
+def export_npz(result, path: str | os.PathLike, *, overwrite: bool = False) -> None:
     """Write a result's arrays to ``.npz`` (a Trajectory, SweepResult, FitResult, Sensitivity).
 
     Each array field becomes an array (dicts as ``field.key``), names unicode arrays,
     and the scalar fields one JSON string (``attrs``), so ``np.load(path)`` reads it with
-    ``allow_pickle=False``.
+    ``allow_pickle=False``. An existing file is replaced only with ``overwrite=True``,
+    and never an HDF5 file (a session).
     """
+    _refuse_existing(path, overwrite)
     arrays, plain = {}, {}
     for field in dataclasses.fields(result):
         value = getattr(result, field.name)
@@ -64,7 +93,8 @@ def export_npz(result, path: str | os.PathLike) -> None:
     if isinstance(result, SweepResult):
         _arrays("parameters", result.space.columns, arrays, plain)
     arrays["attrs"] = np.array(json.dumps(plain))
-    np.savez(path, **arrays)
+    with open(path, "wb" if overwrite else "xb") as f:  # x: made here, never replaced
+        np.savez(f, **arrays)
 
 
 def csv_header(result=None, *, model=None, settings=None) -> list[str]:
@@ -98,18 +128,19 @@ def _setting(value) -> str:
     return repr(value) if isinstance(value, float) else str(value)
 
 
-def export_csv(result, path: str | os.PathLike) -> None:
+def export_csv(result, path: str | os.PathLike, *, overwrite: bool = False) -> None:
     """Write a result as CSV, opened by the ``#`` lines of :func:`csv_header`.
 
     A run (:class:`Trajectory`): ``t,<states>``. A sweep: one row per point and time,
     ``point,<parameters>,result,t,<states>``. A fit: ``step,loss,<parameters>``. A
-    sensitivity: ``t,state,<parameters>`` (or ``parameter,gradient``).
+    sensitivity: ``t,state,<parameters>`` (or ``parameter,gradient``). An existing file
+    is replaced only with ``overwrite=True``, and never an HDF5 file (a session).
     """
     rows = {Trajectory: _run_rows, SweepResult: _sweep_rows, FitResult: _fit_rows,
             Sensitivity: _sensitivity_rows}.get(type(result))
     if rows is None:
         raise TypeError(f"cannot export a {type(result).__name__} as CSV")
-    with open(path, "w", newline="") as f:
+    with _create(path, overwrite) as f:
         f.writelines(line + "\n" for line in csv_header(result))
         rows(csv.writer(f), result)
 

@@ -18,6 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from ._errors import SessionFileError
+from ._lock import live_writer
 
 # Superblock version 3 (HDF5 1.10 and later): needed for SWMR, readable by every
 # HDF5 library and netCDF-C build of the last years.
@@ -79,6 +80,9 @@ def _written_by_swmr(path) -> bool:
 
 def _open_for_reading(path):
     h5 = h5py()
+    if live_writer(path):  # it may be written now: read as SWMR readers do, if it can be
+        with contextlib.suppress(Exception):
+            return h5.File(path, "r", swmr=True)
     try:
         return h5.File(path, "r")
     except OSError as error:
@@ -338,10 +342,38 @@ def write_rows(dataset, start: int, block) -> None:
     RowWriter(dataset).write(start, block)
 
 
+LONG_TEXT = 64 << 10  # a text longer than this is kept in a dataset, not an attribute
+MAX_LONG_TEXT = 64 << 20  # the longest text a session keeps (a config file's limit)
+LONG_TEXT_PREFIX = "text."  # the dataset ``text.<name>`` holds the attribute ``<name>``
+
+
+def _set_long_text(obj, name: str, value: str) -> None:
+    """A long text attribute of a group, as the scalar dataset ``text.<name>``."""
+    size = len(value.encode("utf-8"))
+    if size > MAX_LONG_TEXT or not isinstance(obj, h5py().Group):
+        raise ValueError(f"the text {name!r} is {size_text(size)} long; a session keeps "
+                         f"at most {size_text(MAX_LONG_TEXT if isinstance(obj, h5py().Group) else LONG_TEXT)}")
+    key = LONG_TEXT_PREFIX + name
+    if key in obj:
+        del obj[key]
+    if name in obj.attrs:
+        del obj.attrs[name]
+    data, dtype = fixed_strings(value)
+    obj.create_dataset(key, data=data, dtype=dtype)
+
+
 def set_attrs(obj, attrs: dict) -> None:
-    """Write attributes, skipping ``None``; strings as UTF-8, sequences as arrays."""
+    """Write attributes, skipping ``None``; strings as UTF-8, sequences as arrays.
+
+    A text longer than :data:`LONG_TEXT` (a sweep's config of many points) goes into a
+    dataset ``text.<name>`` of the group, which the reader reads back as the attribute.
+    """
     for name, value in attrs.items():
         if value is None:
+            continue
+        if isinstance(value, str) and len(value) > LONG_TEXT // 4 \
+                and len(value.encode("utf-8")) > LONG_TEXT:
+            _set_long_text(obj, name, value)
             continue
         if isinstance(value, str) or (isinstance(value, (list, tuple)) and value
                                       and all(isinstance(v, str) for v in value)):
@@ -363,6 +395,22 @@ def _clear_status_flags_bytes(head: bytes) -> bytes | None:
         return None
     body = head[:11] + b"\x00" + head[12:end]
     return body + lookup3(body).to_bytes(4, "little")
+
+
+def mark_closed_on_disk(path) -> None:
+    """Clear the "open for writing" flags in the superblock on disk, under a live writer.
+
+    A SWMR writer keeps the file consistent on disk at every flush; only these flags stop
+    h5py, xarray or netCDF from opening it. Cleared after each flush, they are left set
+    by a writer that is killed only if it dies within a flush. HDF5 keeps its own copy
+    of the superblock, so the writer itself is not affected.
+    """
+    with contextlib.suppress(OSError), open(path, "rb+") as f:
+        head = f.read(64)
+        fixed = _clear_status_flags_bytes(head) if head[:8] == b"\x89HDF\r\n\x1a\n" else None
+        if fixed is not None:
+            f.seek(0)
+            f.write(fixed)
 
 
 def recover(path) -> bool:

@@ -4,6 +4,7 @@ import dataclasses
 import hashlib
 import inspect
 import json
+import math
 import os
 
 import numpy as np
@@ -11,6 +12,8 @@ import numpy as np
 from .._version import __version__
 
 _SIMPLE = (bool, int, float, str)
+MAX_SOURCE_BYTES = 5_000_000  # as a model file may be
+MAX_STATIC_COUNT = 100_000  # the largest count (grid points, bodies) a stored model may have
 
 
 @dataclasses.dataclass
@@ -67,6 +70,58 @@ class ModelRecord:
                 )
             model = _instantiate(self, trust)
         return _with_leaves(model, self)
+
+
+def check_static(record: ModelRecord) -> None:
+    """``ValueError`` naming the field unless every stored ``static.*`` value fits the
+    model's class: a setting it has, of its type, with its sign, and a count (an integer
+    whose default is positive: grid points, bodies, oscillators) at most
+    :data:`MAX_STATIC_COUNT`. A class DiffLab cannot look up without running code (a
+    user's file) gets the checks that need no class: numbers finite, counts bounded."""
+    cls = _known_class(record)
+    fields = {f.name: f for f in dataclasses.fields(cls)} if cls is not None else None
+    for name, value in record.static.items():
+        where = f"static.{name} = {value!r}"
+        if isinstance(value, float) and not math.isfinite(value):
+            raise ValueError(f"{where} is not a finite number")
+        if fields is None:
+            if isinstance(value, int) and abs(value) > MAX_STATIC_COUNT:
+                raise ValueError(f"{where} is out of range (at most {MAX_STATIC_COUNT:,})")
+            continue
+        field = fields.get(name)
+        if field is None or not field.metadata.get("static"):
+            raise ValueError(f"{where}: {cls.__name__} has no such setting")
+        _check_like(where, value, field.default)
+
+
+def _check_like(where: str, value, default) -> None:
+    """``value`` read from a file checked against the field's ``default``."""
+    if default is dataclasses.MISSING or default is None:
+        return
+    if isinstance(default, bool):
+        ok = isinstance(value, int) and value in (0, 1)
+    elif isinstance(default, int):
+        ok = isinstance(value, int) and not isinstance(value, bool)
+        if ok and default > 0 and not 1 <= value <= MAX_STATIC_COUNT:
+            raise ValueError(f"{where} is out of range (a count from 1 to {MAX_STATIC_COUNT:,})")
+        ok = ok and (default < 0 or value >= 0)
+    elif isinstance(default, float):
+        ok = isinstance(value, (int, float)) and not isinstance(value, bool) and (
+            default <= 0 or value > 0)
+    else:
+        ok = isinstance(value, type(default))
+    if not ok:
+        raise ValueError(f"{where} does not fit the model (its default is {default!r})")
+
+
+def _known_class(record: ModelRecord):
+    """The class of a built-in model record (``None`` for other origins or unknown names)."""
+    if record.origin != "builtin":
+        return None
+    try:
+        return _registered_class(record.name)
+    except ValueError:
+        return None
 
 
 def _registered_class(name: str):
@@ -198,8 +253,12 @@ def _add_file_source(record: ModelRecord, cls, source_path) -> None:
             source_path = None
     if source_path is None or not os.path.isfile(source_path):
         return
-    with open(source_path, "rb") as f:
-        data = f.read()
+    from ..models import FileReadError, read_bounded
+
+    try:
+        data = read_bounded(source_path, MAX_SOURCE_BYTES)
+    except FileReadError:
+        return
     record.path = os.path.abspath(source_path)
     record.sha256 = hashlib.sha256(data).hexdigest()
     record.source = data.decode("utf-8", errors="replace")

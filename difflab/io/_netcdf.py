@@ -232,6 +232,19 @@ def _find_scale(group, dim: str):
         group = group.parent
 
 
+SAME_QUANTITY = {"event_time": "time", "event_y": "y", "y0": "y", "sigma": "y",  # variable ->
+                 "start_loss": "loss", "start_parameters": "parameters"}  # measured like
+
+
+def _share_units(variables: dict[str, Variable]) -> None:
+    """A variable of the same quantity as another (an event's time, an initial state) takes
+    its units, or its word that they are not declared."""
+    for name, like in SAME_QUANTITY.items():
+        if name in variables and like in variables and "units" not in variables[name].attrs:
+            known = {k: v for k, v in variables[like].attrs.items() if k in ("units", "comment")}
+            variables[name].attrs = {**variables[name].attrs, **known}
+
+
 def write_group(group, variables: dict[str, Variable], *, compress=False, unlimited=(),
                 fillvalues=None, along=None) -> None:
     """Write ``variables`` into ``group``: coordinates (scales) first, then the rest.
@@ -240,6 +253,7 @@ def write_group(group, variables: dict[str, Variable], *, compress=False, unlimi
     HDF5 fill values; ``along`` is the block size a streamed writer uses on axis 0.
     """
     fillvalues = fillvalues or {}
+    _share_units(variables)
     order = sorted(variables, key=lambda n: not is_coordinate(n, variables[n]))
     for name in order:
         var = variables[name]
@@ -254,9 +268,33 @@ def write_group(group, variables: dict[str, Variable], *, compress=False, unlimi
             attach(group, name, variables[name])
 
 
-def time_attrs(units: str = "s") -> dict:
-    """CF attributes of a time coordinate."""
-    return {"units": units, "long_name": "time", "standard_name": "time", "axis": "T"}
+UNDECLARED = "units not declared by the model"
+
+
+def unit_attrs(unit: str | None) -> dict:
+    """``units`` where the unit is known; else a ``comment`` saying it is not (never a guess)."""
+    return {"units": unit} if unit else {"comment": UNDECLARED}
+
+
+def time_attrs(units: str | None = None) -> dict:
+    """CF attributes of simulation time: not calendar time, so no ``standard_name`` time nor
+    ``axis`` T (CF would then ask for ``UNITS since EPOCH``); the model's unit, if declared."""
+    return {"long_name": "simulation time", **unit_attrs(units)}
+
+
+def state_units(model, state_names) -> list:
+    """The declared unit of each state (None where the model declares none)."""
+    unit = getattr(model, "state_unit", None)
+    return [unit(str(s)) if unit is not None else None for s in state_names]
+
+
+def state_attrs(model, state_names, long_name: str) -> dict:
+    """Attributes of a variable over ``state``: one unit for all, or say which is which."""
+    units = state_units(model, state_names)
+    if len(set(units)) == 1:
+        return {"long_name": long_name, **unit_attrs(units[0])}
+    listed = ", ".join(f"{s} {u or '(not declared)'}" for s, u in zip(state_names, units))
+    return {"long_name": long_name, "comment": f"units differ by state: {listed}"}
 
 
 RESULT_FLAGS = {
@@ -268,7 +306,7 @@ RESULT_FLAGS = {
 
 
 def time_state(ts, state_names, model=None) -> dict[str, Variable]:
-    units = getattr(type(model), "time_units", None) or "s"
+    units = getattr(model, "time_unit", None)
     return {
         "time": Variable(("time",), np.asarray(ts, dtype=np.float64), time_attrs(units)),
         "state": Variable(("state",), [str(s) for s in state_names],
@@ -278,6 +316,5 @@ def time_state(ts, state_names, model=None) -> dict[str, Variable]:
 
 def run_variables(ts, ys, state_names, model=None) -> dict[str, Variable]:
     """The variables of a run group: ``time``, ``state``, ``y(time, state)``."""
-    units = getattr(type(model), "state_units", None) or "1"
     return {**time_state(ts, state_names, model),
-            "y": Variable(("time", "state"), ys, {"long_name": "state", "units": units})}
+            "y": Variable(("time", "state"), ys, state_attrs(model, state_names, "state"))}

@@ -136,7 +136,8 @@ def _stored_key(stored):
     return None if key is None else key_from_record(*key)
 
 
-def fit_result(stored) -> FitResult:
+def fit_result(stored, runs: dict | None = None) -> FitResult:
+    """The :class:`FitResult` of a stored fit, with its fitted run when ``runs`` has it."""
     attrs, v = stored.attrs, stored.variables
     names = tuple(v["parameter"].data)
     n = len(names)
@@ -153,6 +154,8 @@ def fit_result(stored) -> FitResult:
     data = _observations(stored.data)
     chi2 = float(attrs.get("chi2", 2 * losses.min() if len(losses) else np.nan))
     n_starts = int(attrs.get("n_starts", 1))
+    run = (runs or {}).get(attrs.get("run"))
+    null = attrs.get("null_directions")
     return FitResult(
         names=names, params=dict(zip(names, map(float, best))),
         stderr=dict(zip(names, map(float, stderr))),
@@ -164,11 +167,23 @@ def fit_result(stored) -> FitResult:
         loss_history=losses, parameter_history=history,
         result=Result(int(attrs.get("result", 0))), n_steps=len(losses),
         method=str(attrs.get("method", attrs.get("optimizer", ""))),
-        start_losses=np.full(n_starts, np.nan), start_params=np.full((n_starts, n), np.nan),
-        best_start=0, data=data, settings=_fit_settings(stored),
+        **_starts(v, n_starts, n), data=data, settings=_fit_settings(stored),
         max_steps=int(attrs.get("fit_max_steps", attrs.get("max_steps", len(losses)))),
         learning_rate=attrs.get("learning_rate"), wall_time=float(attrs.get("wall_time", np.nan)),
-        stopped=not stored.complete, name=stored.name)  # finish() marks a fit complete
+        stopped=not stored.complete, name=stored.name,  # finish() marks a fit complete
+        null_directions=None if null is None else np.asarray(null, float).reshape(-1, n),
+        run=None if run is None else trajectory(run))
+
+
+def _starts(v, n_starts: int, n: int) -> dict:
+    """Each start's latest loss and parameters, where the file keeps them (NaN if not)."""
+    if "start_loss" not in v:
+        return {"start_losses": np.full(n_starts, np.nan), "best_start": 0,
+                "start_params": np.full((n_starts, n), np.nan)}
+    losses = np.asarray(v["start_loss"].data, dtype=np.float64)
+    finite = np.where(np.isfinite(losses), losses, np.inf)
+    return {"start_losses": losses, "best_start": int(np.argmin(finite)),
+            "start_params": np.asarray(v["start_parameters"].data, np.float64).reshape(-1, n)}
 
 
 def _fit_settings(stored) -> dict:

@@ -14,11 +14,13 @@ gives the standard deviation of each value of ``<state>``.
 """
 
 import csv
+import io
 import os
 from collections.abc import Sequence
 
 import numpy as np
 
+from ..models import read_bounded_text
 from ..solvers import Observations, as_observations
 from ._netcdf import labels
 
@@ -31,8 +33,9 @@ def read_csv(path: str | os.PathLike, *, states: Sequence[str] | None = None) ->
 
     ``states`` picks the state columns to keep (default: every other column).
     """
-    with open(path, newline="") as f:
-        rows = [row for row in csv.reader(f) if row and not row[0].lstrip().startswith("#")]
+    text = read_bounded_text(path)  # a regular file of at most 64 MiB: no device, no FIFO
+    rows = [row for row in csv.reader(io.StringIO(text, newline=""))
+            if row and not row[0].lstrip().startswith("#")]
     if len(rows) < 2:
         raise ValueError(f"{os.fspath(path)}: a CSV of observations needs a header and rows")
     header = [h.strip() for h in rows[0]]

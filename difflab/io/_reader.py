@@ -12,7 +12,7 @@ import numpy as np
 
 from . import _analyses, _h5, _sandbox, _upgrade
 from ._errors import SessionFileError
-from ._models import ModelRecord
+from ._models import ModelRecord, check_static
 from ._netcdf import Variable, labels
 from ._schema import (
     ANALYSES,
@@ -53,7 +53,25 @@ class _Reader:
         names = list(obj.attrs)
         if len(names) > MAX_MEMBERS:
             self.fail(where, f"{len(names)} attributes (at most {MAX_MEMBERS})")
-        return {n: self.attr(obj, n, where) for n in names if n not in RESERVED}
+        out = {n: self.attr(obj, n, where) for n in names if n not in RESERVED}
+        out.update(self.long_texts(obj, where))
+        return out
+
+    def long_texts(self, obj, where: str) -> dict:
+        """The long text attributes a group keeps as datasets ``text.<name>``."""
+        import h5py
+
+        if not isinstance(obj, h5py.Group) or len(obj) > MAX_MEMBERS:
+            return {}
+        out = {}
+        for key in obj:
+            if key.startswith(_h5.LONG_TEXT_PREFIX):
+                ds = self.dataset(obj, key, where, "s", ndim=0)
+                if ds.dtype.itemsize > _h5.MAX_LONG_TEXT:
+                    self.fail(where, f"{key!r} is too long ({ds.dtype.itemsize} bytes)")
+                out[key[len(_h5.LONG_TEXT_PREFIX):]] = self._text(
+                    ds[()], f"{where}/{key}", _h5.MAX_LONG_TEXT)
+        return out
 
     def attr(self, obj, name: str, where: str):
         meta = obj.attrs.get_id(name)
@@ -86,7 +104,7 @@ class _Reader:
             return dtype.kind
         return None
 
-    def _text(self, value, where):
+    def _text(self, value, where, limit=MAX_TEXT):
         if isinstance(value, np.ndarray) and value.ndim == 0:
             value = value.item()
         if isinstance(value, np.ndarray):
@@ -98,8 +116,8 @@ class _Reader:
                 value = value.decode("utf-8")
             except UnicodeDecodeError:
                 self.fail(where, "is not UTF-8 text")
-        if len(value) > MAX_TEXT:
-            self.fail(where, f"is {len(value)} characters long (at most {MAX_TEXT})")
+        if len(value) > limit:
+            self.fail(where, f"is {len(value)} characters long (at most {limit})")
         return str(value)
 
     def typed(self, attrs, name, types, where, required=True):
@@ -273,6 +291,10 @@ def _model(reader: _Reader, key: str, group) -> ModelRecord:
         static={k[7:]: v for k, v in attrs.items()
                 if k.startswith("static.") and isinstance(v, (int, float, str))},
     )
+    try:
+        check_static(record)
+    except ValueError as error:
+        reader.fail(where, str(error))
     if reader._get(group, "source") is not None:
         source = reader.dataset(group, "source", where, "s", ndim=0)
         record.source = reader._text(source[()], f"{where}/source")

@@ -129,7 +129,7 @@ def _save_fit(session, result, name) -> str:
         learning_rate=result.learning_rate, name=name)
     writer.append(result.loss_history, result.parameter_history)
     writer.finish_with(result)
-    # the fitted model's run, named after the fit (it knows the model and the settings)
-    run = session.add_run(result.trajectory(), name=f"{writer.name}.run")
-    _h5.set_attrs(writer.group, {"run": run})
+    if result.run is not None:  # the run the fit kept: saving never simulates
+        run = session.add_run(result.run, name=f"{writer.name}.run")
+        _h5.set_attrs(writer.group, {"run": run})
     return writer.name

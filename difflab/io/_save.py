@@ -4,7 +4,8 @@ import contextlib
 import os
 
 from . import _h5
-from ._lock import writing
+from ._errors import SessionFileError
+from ._lock import real_path, writing
 from ._writer import SessionWriter, write_session
 
 _FILLS = {"sweeps": {"y": float("nan"), "result": -1, "steps": -1, "chunk_done": 0}}
@@ -37,10 +38,21 @@ def save_session(session, path, *, compress: bool = False) -> None:
 @contextlib.contextmanager
 def _rewritten(path, compress: bool):
     """A writer on a new, empty file that replaces ``path`` when the block succeeds."""
-    with writing(path), _h5.atomic_file(path) as tmp, _h5.create_file(tmp, "w") as f:
+    with writing(path), _h5.atomic_file(real_path(path)) as tmp, \
+            _h5.create_file(tmp, "w") as f:
         yield SessionWriter(f, compress=compress)
 
 
 def _write(writer: SessionWriter, result) -> None:
     writer.write_result(result.kind, result.name, result.attrs, result.variables,
                         subgroups=result.groups, fillvalues=_FILLS.get(result.kind))
+
+
+def remove_stale_temporaries(path) -> None:
+    """Remove the temporary files (``.<name>.<hex>.tmp``) that a killed save of ``path``
+    left beside it, as a writer does when it takes the file's lock: for opening a file.
+    Nothing is removed while a writer holds the lock, or where the file cannot be written."""
+    if not os.path.isfile(path):
+        return
+    with contextlib.suppress(SessionFileError, OSError), writing(path):
+        pass

@@ -21,6 +21,13 @@ class LazyArray:
 
     def __init__(self, path: str, name: str, shape: tuple[int, ...], dtype):
         self.path, self.name, self.shape, self.dtype = path, name, tuple(shape), np.dtype(dtype)
+        self._kept = None  # the whole array, once kept in memory
+
+    def keep(self) -> None:
+        """Read the whole array now and serve it from memory from then on (before its
+        dataset leaves the file)."""
+        if self._kept is None:
+            self._kept = self.read()
 
     @property
     def ndim(self) -> int:
@@ -34,6 +41,8 @@ class LazyArray:
         return self.shape[0]
 
     def __getitem__(self, index):
+        if self._kept is not None:
+            return self._kept[index]
         with _h5.open_for_reading(self.path) as f:
             try:
                 dataset = f[self.name]
@@ -60,6 +69,30 @@ class LazyArray:
 
     def __repr__(self) -> str:
         return f"LazyArray({self.name!r}, shape={self.shape}, dtype={self.dtype})"
+
+
+def keep_in_memory(result) -> None:
+    """Keep every :class:`LazyArray` that ``result`` holds (in its fields, dicts, lists
+    and tuples, at any depth) in memory, so that it outlives the groups it was read from."""
+    seen = set()
+
+    def visit(value) -> None:
+        if id(value) in seen or isinstance(value, (str, bytes, np.ndarray, type)):
+            return
+        seen.add(id(value))
+        if isinstance(value, LazyArray):
+            value.keep()
+        elif isinstance(value, dict):
+            for item in value.values():
+                visit(item)
+        elif isinstance(value, (list, tuple)):
+            for item in value:
+                visit(item)
+        elif dataclasses.is_dataclass(value):
+            for field in dataclasses.fields(value):
+                visit(getattr(value, field.name, None))
+
+    visit(result)
 
 
 @dataclasses.dataclass(repr=False)
@@ -195,7 +228,7 @@ class Session:
         runs = {s.name: s for s in self._stored["runs"]}
         self.runs = Results(self._stored["runs"], _objects.trajectory)
         self.sweeps = Results(self._stored["sweeps"], _objects.sweep_result)
-        self.fits = Results(self._stored["fits"], _objects.fit_result)
+        self.fits = Results(self._stored["fits"], lambda s: _objects.fit_result(s, runs))
         self.sensitivities = Results(self._stored["sensitivities"],
                                      lambda s: _objects.sensitivity(s, runs))
         self.analyses = Results(self._stored["analyses"], _analyses.read)

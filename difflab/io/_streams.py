@@ -171,10 +171,13 @@ def _sweep_variables(model, names, values, time, state_names, n_chunks, dtype, y
 
 
 def _parameter_attrs(specs, names) -> dict:
-    units = [getattr(specs.get(p), "unit", "") or "1" for p in names]
+    """Each swept parameter's declared unit ("" where none is declared: never a guess)."""
+    units = [getattr(specs.get(p), "unit", "") for p in names]
     attrs = {"long_name": "parameter value", "parameter_units": units}
-    if len(set(units)) == 1:
+    if len(set(units)) == 1 and units[0]:
         attrs["units"] = units[0]
+    elif not all(units):
+        attrs["comment"] = "units not declared by the model for some parameters"
     return attrs
 
 
@@ -187,10 +190,11 @@ class FitWriter:
     @classmethod
     def create(cls, session, *, model, parameter_names, settings=None,
                key=None, name=None, data=None, optimizer=None, loss_name=None,
-               learning_rate=None, max_steps=None) -> "FitWriter":
+               learning_rate=None, max_steps=None, n_starts=None) -> "FitWriter":
         """``data``: ``dict(time=(T,), y=(T, S), state_names=[...], sigma=optional)``;
         ``max_steps``: the optimizer's limit (``fit_max_steps``; the solver's ``max_steps``
-        is among the ``settings``)."""
+        is among the ``settings``); ``n_starts``: room for each start's latest loss and
+        parameters (:meth:`record_starts`)."""
         names = [str(p) for p in parameter_names]
         attrs = session.result_attrs(model=model, settings=settings, key=key, extra={
             "optimizer": optimizer, "loss_name": loss_name, "learning_rate": learning_rate,
@@ -198,10 +202,12 @@ class FitWriter:
         variables = {
             "step": Variable(("step",), np.zeros(0, np.int64), {"long_name": "optimizer step"}),
             "parameter": Variable(("parameter",), names, {"long_name": "fitted parameter"}),
-            "loss": Variable(("step",), Empty((0,), np.float64), {"long_name": "loss"}),
+            "loss": Variable(("step",), Empty((0,), np.float64), _loss_attrs(loss_name)),
             "parameters": Variable(("step", "parameter"), Empty((0, len(names)), np.float64),
-                                   {"long_name": "parameter value"}),
+                                   _parameter_attrs(_specs(model), names)),
         }
+        if n_starts is not None:
+            variables.update(_start_variables(int(n_starts), len(names)))
         subgroups = {"data": _data_variables(data, model)} if data is not None else None
         group = session.write_result("fits", name, attrs, variables, subgroups=subgroups,
                                      unlimited=("step",), along=256, compress=False)
@@ -223,6 +229,13 @@ class FitWriter:
                                 (self.group["step"], np.arange(n, n + k))):
             dataset.resize(n + k, axis=0)
             dataset[n:] = values
+        self.session.flush()
+
+    def record_starts(self, losses, parameters, done) -> None:
+        """Each start's latest loss, parameters and whether it has finished, then flush."""
+        self.group["start_loss"][:] = np.asarray(losses, np.float64)
+        self.group["start_parameters"][:] = np.asarray(parameters, np.float64)
+        self.group["start_done"][:] = np.asarray(done, np.int8)
         self.session.flush()
 
     def finish(self, *, fitted_model=None, result: int = 0, message: str | None = None,
@@ -251,7 +264,33 @@ def fit_info(result) -> dict:
             "correlation": np.asarray(result.correlation, dtype=np.float64).reshape(-1),
             "chi2": float(result.chi2), "dof": int(result.dof),
             "absolute_sigma": int(result.absolute_sigma), "method": result.method,
-            "n_starts": int(len(result.start_losses)), "wall_time": result.wall_time}
+            "n_starts": int(len(result.start_losses)), "wall_time": result.wall_time,
+            **({"null_directions": np.asarray(result.null_directions, np.float64).reshape(-1)}
+               if getattr(result, "null_directions", None) is not None
+               and len(result.null_directions) else {})}
+
+
+def _specs(model) -> dict:
+    return type(model).parameter_specs() if hasattr(type(model), "parameter_specs") else {}
+
+
+def _loss_attrs(loss_name) -> dict:
+    """A chi-square of residuals scaled by their noise is a pure number; another loss's
+    units are not known here."""
+    unit = "1" if loss_name == "0.5 * chi^2" else None
+    return {"long_name": "loss", **({"units": unit} if unit else {"comment": _netcdf.UNDECLARED})}
+
+
+def _start_variables(n: int, p: int) -> dict[str, Variable]:
+    return {
+        "start": Variable(("start",), np.arange(n, dtype=np.int64), {"long_name": "start"}),
+        "start_loss": Variable(("start",), np.full(n, np.nan), {"long_name": "latest loss"}),
+        "start_parameters": Variable(("start", "parameter"), np.full((n, p), np.nan),
+                                     {"long_name": "latest parameter values"}),
+        "start_done": Variable(("start",), np.zeros(n, np.int8),
+                               {"long_name": "start finished", "flag_values": np.array(
+                                   [0, 1], np.int8), "flag_meanings": "running finished"}),
+    }
 
 
 def _data_variables(data, model) -> dict[str, Variable]:

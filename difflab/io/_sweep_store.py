@@ -32,7 +32,7 @@ import numpy as np
 
 from . import _h5, _netcdf
 from ._errors import SessionFileError
-from ._lock import writing
+from ._lock import real_path, writing
 from ._netcdf import Empty, Variable
 from ._streams import _sweep_variables
 from ._writer import FORMAT, SessionWriter, out_of_space, stream_session, write_session
@@ -292,9 +292,9 @@ def _edit(path, command_line=None):
         with contextlib.closing(_h5.open_for_reading(path)) as f:
             if text(f.attrs.get("difflab_format")) != FORMAT:
                 raise SessionFileError(os.fspath(path), "not a DiffLab session file")
-    with writing(path), _h5.atomic_file(path) as tmp:
+    with writing(path), _h5.atomic_file(real_path(path)) as tmp:
         if os.path.exists(path):
-            shutil.copyfile(path, tmp)
+            shutil.copyfile(real_path(path), tmp)
         with _h5.create_file(tmp, "a") as f:
             yield SessionWriter(f, command_line=command_line)
 

@@ -16,7 +16,7 @@ from .._version import __version__
 from ..solvers import Result, SolveSettings, default_solver, key_from_record
 from . import _analyses, _h5, _netcdf, _provenance
 from ._errors import SessionFileError
-from ._lock import writing
+from ._lock import real_path, writing
 from ._models import ModelRecord, record_of
 from ._netcdf import Variable, run_variables, time_state
 from ._reader import open_session
@@ -291,6 +291,7 @@ class SessionWriter:
         self.file.flush()
         self.file.swmr_mode = True
         self._swmr = True
+        _h5.mark_closed_on_disk(self.file.filename)
 
     def later(self, path: str, attrs_of) -> None:
         """Set ``attrs_of(writer, group)`` on the group at ``path`` now, or at close under SWMR.
@@ -308,7 +309,10 @@ class SessionWriter:
         self.later(path, lambda writer, group: attrs)
 
     def flush(self) -> None:
+        """Flush; under SWMR, leave the file on disk openable as it is (``mark_closed_on_disk``)."""
         self.file.flush()
+        if self._swmr:
+            _h5.mark_closed_on_disk(self.file.filename)
 
     def close(self) -> None:
         """Close the file, then reopen it to make the records SWMR held back."""
@@ -359,8 +363,8 @@ def write_session(path, *, overwrite: bool = False, compress: bool = False,
     """
     kept = f"{os.fspath(path)} is as it was"
     with out_of_space(path, kept, hold_stderr=True), writing(path), \
-            _h5.atomic_file(path) as tmp:
-        start = path if base is None else base
+            _h5.atomic_file(real_path(path)) as tmp:  # through a link: the file it names
+        start = real_path(path) if base is None else base
         keep = os.path.exists(start) and _is_session(start, overwrite and base is None)
         if keep:
             _h5.check_free_space(path, os.path.getsize(start) + 2**20,
@@ -397,8 +401,20 @@ def _is_session(path, overwrite: bool) -> bool:
     except SessionFileError as error:
         if overwrite:
             return False
+        if _made_by_difflab(path):  # earlier work: never offer to delete it
+            raise SessionFileError(path, f"{error.problem}; it is left as it is: write to "
+                                         "another file") from None
         raise SessionFileError(path, f"{error.problem}; it is not overwritten unless you "
                                      "ask to (overwrite=True, --overwrite)") from None
+
+
+def _made_by_difflab(path) -> bool:
+    """True for an HDF5 file with DiffLab's format attribute (read without validating)."""
+    try:
+        with contextlib.closing(_h5.open_for_reading(path)) as f:
+            return "difflab_schema_version" in f.attrs or "difflab_format" in f.attrs
+    except Exception:  # damaged beyond reading its root: not known to be a session
+        return False
 
 
 @contextlib.contextmanager

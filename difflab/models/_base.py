@@ -73,6 +73,10 @@ class Model(eqx.Module):
     """
 
     state_names: ClassVar[tuple[str, ...]]
+    # Units (UDUNITS strings, "1" for dimensionless); None: not declared, and files say so.
+    time_unit: ClassVar[str | None] = None
+    state_units: ClassVar[str | tuple[str, ...] | dict[str, str] | None] = None  # one for all,
+    # one per state, or by state name
     domain: ClassVar[str] = "user"
     description: ClassVar[str] = ""
     registry_name: ClassVar[str | None] = None
@@ -83,6 +87,10 @@ class Model(eqx.Module):
         for name, annotation in cls.__dict__.get("__annotations__", {}).items():
             if _is_plain_float_field(cls, name, annotation):
                 setattr(cls, name, param(float(cls.__dict__[name])))
+        units, names = cls.__dict__.get("state_units"), cls.__dict__.get("state_names")
+        if isinstance(units, tuple) and isinstance(names, tuple) and len(units) != len(names):
+            raise TypeError(f"{cls.__name__}.state_units gives {len(units)} units for "
+                            f"{len(names)} states {names}")
 
     @abc.abstractmethod
     def vector_field(self, t, y):
@@ -118,6 +126,15 @@ class Model(eqx.Module):
         names = list(values)
         new = [_as_parameter(values[n]) for n in names]
         return eqx.tree_at(lambda m: [getattr(m, n) for n in names], self, new)
+
+    def state_unit(self, name: str) -> str | None:
+        """The declared unit of state ``name``, or None where the model declares none."""
+        units = self.state_units
+        if units is None or isinstance(units, str):
+            return units
+        if isinstance(units, dict):
+            return units.get(name)
+        return units[self.state_index(name)] if len(units) == len(self.state_names) else None
 
     def state_index(self, name: str) -> int:
         """The position of state ``name`` in ``y``."""

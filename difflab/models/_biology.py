@@ -27,6 +27,7 @@ class LotkaVolterra(Model):
     predator0: float = param(10.0, bounds=(0.0, 1000.0), doc="initial predator population")
 
     state_names = ("prey", "predator")
+    time_unit, state_units = "1", "1"  # counts, over time in units of the rates' own
     domain = "biology"
     description = "Lotka-Volterra predator-prey cycles"
 
@@ -54,6 +55,7 @@ class SIR(Model):
     infected0: float = param(1.0, bounds=(0.0, 1e6), doc="initially infected individuals")
 
     state_names = ("S", "I", "R")
+    time_unit, state_units = "day", "1"  # individuals
     domain = "biology"
     description = "SIR epidemic model"
 
@@ -85,6 +87,7 @@ class Kuramoto(Model):
 
     domain = "biology"
     description = "Kuramoto model of synchronising oscillators"
+    time_unit, state_units = "s", "rad"
 
     @property
     def state_names(self):

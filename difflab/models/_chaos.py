@@ -10,11 +10,12 @@ from ._registry import register
 class Lorenz(Model):
     """The Lorenz system of atmospheric convection, chaotic at the classic parameters."""
 
-    sigma: float = param(10.0, bounds=(0.1, 50.0), doc="Prandtl number")
-    rho: float = param(28.0, bounds=(0.0, 100.0), doc="Rayleigh number")
-    beta: float = param(8.0 / 3.0, bounds=(0.1, 10.0), doc="geometric factor")
+    sigma: float = param(10.0, bounds=(0.1, 50.0), unit="1", doc="Prandtl number")
+    rho: float = param(28.0, bounds=(0.0, 100.0), unit="1", doc="Rayleigh number")
+    beta: float = param(8.0 / 3.0, bounds=(0.1, 10.0), unit="1", doc="geometric factor")
 
     state_names = ("x", "y", "z")
+    time_unit, state_units = "1", "1"  # dimensionless, as the model is
     domain = "chaos"
     description = "Lorenz (1963) convection model"
 
@@ -37,9 +38,10 @@ class VanDerPol(Model):
     equations are stiff: use an implicit solver such as ``"kvaerno5"``.
     """
 
-    mu: float = param(1.0, bounds=(0.01, 1000.0), doc="nonlinear damping strength")
+    mu: float = param(1.0, bounds=(0.01, 1000.0), unit="1", doc="nonlinear damping strength")
 
     state_names = ("x", "v")
+    time_unit, state_units = "1", "1"
     domain = "oscillators"
     description = "Van der Pol relaxation oscillator (stiff at large mu)"
 
@@ -60,12 +62,13 @@ class FitzHughNagumo(Model):
     periodically for ``I`` in an intermediate range, which contains the default.
     """
 
-    a: float = param(0.7, bounds=(-2.0, 2.0), doc="recovery offset")
-    b: float = param(0.8, bounds=(0.0, 5.0), doc="recovery feedback")
-    tau: float = param(12.5, bounds=(0.1, 100.0), doc="recovery time scale")
-    current: float = param(0.5, bounds=(-2.0, 2.0), doc="external stimulus current I")
+    a: float = param(0.7, bounds=(-2.0, 2.0), unit="1", doc="recovery offset")
+    b: float = param(0.8, bounds=(0.0, 5.0), unit="1", doc="recovery feedback")
+    tau: float = param(12.5, bounds=(0.1, 100.0), unit="1", doc="recovery time scale")
+    current: float = param(0.5, bounds=(-2.0, 2.0), unit="1", doc="external stimulus current I")
 
     state_names = ("v", "w")
+    time_unit, state_units = "1", "1"
     domain = "neural"
     description = "FitzHugh-Nagumo excitable neuron"
 

@@ -38,13 +38,13 @@ from ._expressions import (
     walk_checked,
 )
 
-MAX_CHARS = 50_000
-MAX_LINE = 1_000
+MAX_CHARS = 50_000  # the whole text; a line may be as long (a generated sum of 2000 terms)
 
 _NAME = re.compile(r"[A-Za-z][A-Za-z0-9_]*\Z")
 _DERIVATIVE = re.compile(r"\s*d\s*([^\s/]+)\s*/\s*dt\s*=(?!=)")
 _ASSIGN = re.compile(r"\s*([^\s=<>!]+)\s*=(?!=)")
-_SECTION = re.compile(r"\s*(params|parameters|init|initial|name|description)\s*:")
+_SECTION = re.compile(r"\s*(params|parameters|init|initial|units|name|description)\s*:")
+_UNIT = re.compile(r"[A-Za-z0-9 ./^*()+-]{1,40}\Z")  # a UDUNITS string such as m/s^2 or 1
 
 
 @dataclasses.dataclass(frozen=True)
@@ -85,6 +85,7 @@ class _Parsed:
     aux: dict = dataclasses.field(default_factory=dict)  # name -> (node, line)
     lines: dict = dataclasses.field(default_factory=dict)  # declared name -> line
     columns: dict = dataclasses.field(default_factory=dict)  # state or aux name -> column
+    units: dict = dataclasses.field(default_factory=dict)  # t, state or param -> (unit, line, col)
 
 
 # --- lines -----------------------------------------------------------------------------
@@ -167,17 +168,27 @@ def _init_item(text, start, parsed, line):
     parsed.init[name] = (parse_expression(value, offset), line, column)
 
 
+def _unit_item(text, start, parsed, line):
+    name, column, value, offset = _assignment(text, start)
+    unit = value.strip()
+    if not _UNIT.match(unit):
+        raise Fail(offset + len(value) - len(value.lstrip()) + 1, "a unit is letters, digits, spaces and . / ^ * ( ) + - "
+                               "(at most 40), such as m/s^2 or 1 (dimensionless)")
+    if name in parsed.units:
+        raise Fail(column, f"{name!r} already has a unit", column + len(name))
+    parsed.units[name] = (unit, line, column)
+
+
 def _parse_line(raw: str, number: int, parsed: _Parsed):
-    if len(raw) > MAX_LINE:
-        raise Fail(MAX_LINE + 1, f"line too long (more than {MAX_LINE} characters)")
     line = _strip_comment(raw)
     if not line.strip():
         return
     section = _SECTION.match(line)
     if section:
         key, rest, start = section.group(1), line[section.end():], section.end()
-        if key in ("params", "parameters", "init", "initial"):
-            add = _param_item if key.startswith("param") else _init_item
+        if key in ("params", "parameters", "init", "initial", "units"):
+            add = (_param_item if key.startswith("param") else
+                   _unit_item if key == "units" else _init_item)
             for item, offset in _split_items(rest, start):
                 add(item, offset, parsed, number)
         elif key == "name":
@@ -224,16 +235,37 @@ def _check_uses(parsed: _Parsed, problems: list):
                                                     "equation)", None, column + len(state)))
             continue
         _check_expression(loc, number, dict(not_here, **params), problems)
+    for name, (_, number, column) in parsed.units.items():
+        if name != TIME and name not in parsed.rates and name not in parsed.params:
+            problems.append(Problem(number, column, f"units: {name!r} is not the time t, a "
+                                                    "state or a parameter", number,
+                                    column + len(name)))
 
 
 def _check_expression(loc, number, known, problems):
+    """Add every problem of one expression; inside a refused part nothing more is said."""
     if loc is None:  # its line failed to parse, and said so
         return
+    fails, refused = [], []
     try:
-        for node in walk_checked(loc):
-            check_node(loc, node, known)
-    except Fail as fail:
-        problems.append(Problem(number, fail.column, fail.message, number, fail.end_column))
+        for node in walk_checked(loc):  # a node comes before what lies inside it
+            if any(_inside(node, bad) for bad in refused):
+                continue
+            try:
+                check_node(loc, node, known)
+            except Fail as fail:
+                fails.append(fail)
+                refused.append(node)
+    except Fail as fail:  # too deep or too long: the walk itself stops
+        fails.append(fail)
+    problems.extend(Problem(number, f.column, f.message, number, f.end_column) for f in fails)
+
+
+def _inside(node, outer) -> bool:
+    """Whether ``node`` lies within the text of ``outer`` (both in one expression)."""
+    if not hasattr(node, "col_offset") or not hasattr(outer, "col_offset"):
+        return False
+    return outer.col_offset <= node.col_offset and node.end_col_offset <= outer.end_col_offset
 
 
 def _check_complete(parsed: _Parsed, problems: list, last_line: int):
@@ -254,17 +286,19 @@ def _parse(text: str) -> tuple[_Parsed, list[Problem]]:
     if len(text) > MAX_CHARS:
         return _Parsed(), [Problem(1, 1, f"text too long ({len(text)} characters; at most "
                                          f"{MAX_CHARS})")]
-    parsed, problems = _Parsed(), []
+    parsed, problems, uses, complete = _Parsed(), [], [], []
     lines = text.splitlines()
     for number, raw in enumerate(lines, start=1):
         try:
             _parse_line(raw, number, parsed)
         except Fail as fail:
             problems.append(Problem(number, fail.column, fail.message, number, fail.end_column))
-    _check_uses(parsed, problems)
-    problems.sort(key=lambda p: (p.line, p.column))
-    _check_complete(parsed, problems, len(lines))
-    return parsed, problems
+    _check_uses(parsed, uses)
+    _check_complete(parsed, complete, len(lines))
+    # A line that does not parse declares nothing, and the checks across lines may then
+    # blame its names: the causes come first, then what may follow from them.
+    key = (lambda p: (p.line, p.column))
+    return parsed, sorted(problems, key=key) + sorted(uses, key=key) + complete
 
 
 def check_equations(text: str) -> list[Problem]:
@@ -307,8 +341,11 @@ def _summary(parsed: _Parsed) -> str:
 
 def _build_class(parsed: _Parsed, text: str):
     vector_field, initial_state = _methods(parsed)
+    units = {name: unit for name, (unit, _, _) in parsed.units.items()}
     namespace = {
         "__annotations__": {name: float for name in parsed.params},
+        "time_unit": units.get(TIME),
+        "state_units": {s: units[s] for s in parsed.rates if s in units} or None,
         "__module__": "difflab.equations",
         "__doc__": f"A model typed as equations: {_summary(parsed)}.",
         "state_names": tuple(parsed.rates),
@@ -318,7 +355,7 @@ def _build_class(parsed: _Parsed, text: str):
         "initial_state": initial_state,
     }
     for name, (default, bounds) in parsed.params.items():
-        namespace[name] = param(default, bounds=bounds)
+        namespace[name] = param(default, bounds=bounds, unit=units.get(name, ""))
     return types.new_class(parsed.name, (Model,), exec_body=lambda ns: ns.update(namespace))
 
 
@@ -365,7 +402,7 @@ def is_equation_model(cls) -> bool:
 
 # --- one expression --------------------------------------------------------------------
 
-MAX_FORMULA = MAX_LINE
+MAX_FORMULA = 1_000  # characters
 
 
 def compile_formula(text: str, names):

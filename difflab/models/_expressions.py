@@ -87,7 +87,8 @@ def parse_expression(text: str, start: int):
         column = start + len(text) - len(text.lstrip()) + max(error.offset or 1, 1)
         raise Fail(column, f"syntax error: {error.msg}") from None
     except (RecursionError, MemoryError, ValueError):
-        raise Fail(start + 1, "expression too complex") from None
+        raise Fail(start + 1, f"expression too complex (a sum has at most {MAX_NODES} "
+                              "terms)") from None
     return Located(tree.body, text.strip(), start + len(text) - len(text.lstrip()))
 
 
@@ -112,34 +113,39 @@ class Located:
         return Fail(self.column(node), message, self.end_column(node))
 
 
+_CHAINS = {ast.Add: "sum", ast.Sub: "sum", ast.Mult: "product", ast.Div: "product",
+           ast.Mod: "product", ast.Pow: "power"}
 _PLAIN = (ast.expr_context, ast.operator, ast.unaryop, ast.cmpop, ast.boolop)
 
 
 def walk_checked(loc: Located):
-    """Every node of ``loc``, refusing over-deep or over-large trees (iteratively).
+    """Every node of ``loc``, refusing over-deep trees and over-long chains (iteratively).
 
     A chain ``a + b - c ...`` nests on its left in the tree but not for the reader: its
-    left operands do not count as deeper. Terms are the numbers and names.
+    left operands do not count as deeper, and it may hold up to :data:`MAX_NODES` terms
+    (the text's length bounds the rest).
     """
-    stack, terms = [(loc.node, 1)], 0
+    stack = [(loc.node, 1, 1, None)]
     while stack:
-        node, depth = stack.pop()
+        node, depth, terms, chain = stack.pop()
         if isinstance(node, _PLAIN):  # no position, nothing below: the parent's check covers it
             yield node
             continue
-        terms += isinstance(node, ast.Constant | ast.Name)
         if depth > MAX_NESTING:
             raise loc.fail(node, f"expression nested too deeply (more than {MAX_NESTING} levels)")
         if terms > MAX_NODES:
             raise loc.fail(loc.node, f"expression too long (more than {MAX_NODES} terms)")
         yield node
-        if isinstance(node, ast.BinOp):
-            stack.extend([(node.left, depth), (node.op, depth + 1), (node.right, depth + 1)])
+        if isinstance(node, ast.BinOp):  # a chain goes on, or (a product in a sum) begins
+            kind = _CHAINS.get(type(node.op))
+            terms = terms if kind is not None and kind == chain else 1
+            stack.extend([(node.left, depth, terms + 1, kind), (node.op, depth + 1, 1, None),
+                          (node.right, depth + 1, 1, None)])
             continue
         children = ast.iter_child_nodes(node)
         if isinstance(node, ast.Call):  # the function's name is checked by _check_call
             children = (*node.args, *(k.value for k in node.keywords))
-        stack.extend((child, depth + 1) for child in children)
+        stack.extend((child, depth + 1, 1, None) for child in children)
 
 
 def _check_number(loc, node):

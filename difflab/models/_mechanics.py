@@ -23,6 +23,7 @@ class Pendulum(HamiltonianModel):
     theta0: float = param(1.0, bounds=(-3.14, 3.14), unit="rad", doc="initial angle")
 
     state_names = ("theta", "omega")
+    time_unit, state_units = "s", ("rad", "rad/s")
     domain = "mechanics"
     description = "Simple pendulum, H = omega^2/2 + (g/L)(1 - cos theta)"
 
@@ -54,6 +55,7 @@ class DoublePendulum(Model):
     theta2_0: float = param(1.0, bounds=_ANGLE, unit="rad", doc="initial lower angle")
 
     state_names = ("theta1", "theta2", "omega1", "omega2")
+    time_unit, state_units = "s", ("rad", "rad", "rad/s", "rad/s")
     domain = "mechanics"
     description = "Double pendulum, Lagrangian equations of motion"
 
@@ -100,6 +102,7 @@ class Duffing(Model):
     v0: float = param(0.0, bounds=(-5.0, 5.0), doc="initial velocity")
 
     state_names = ("x", "v")
+    time_unit, state_units = "s", ("m", "m/s")
     domain = "mechanics"
     description = "Driven damped Duffing oscillator, x'' + delta x' + alpha x + beta x^3 = F(t)"
 
@@ -127,6 +130,10 @@ class SpringChain(HamiltonianModel):
 
     domain = "mechanics"
     description = "Chain of masses and springs between fixed walls"
+    time_unit = "s"
+
+    def state_unit(self, name):
+        return "m" if name.startswith("x") else "kg m/s"
 
     @property
     def state_names(self):
@@ -153,13 +160,14 @@ class NBody(HamiltonianModel):
     number starts as a ring of radius 1 in uniform rotation (a circular orbit for two).
     """
 
-    G: float = param(1.0, bounds=(0.01, 100.0), doc="gravitational constant")
-    mass: float = param(1.0, bounds=(0.01, 100.0), doc="mass of each body")
-    softening: float = param(1e-3, bounds=(0.0, 1.0), doc="softening length")
+    G: float = param(1.0, bounds=(0.01, 100.0), unit="1", doc="gravitational constant")
+    mass: float = param(1.0, bounds=(0.01, 100.0), unit="1", doc="mass of each body")
+    softening: float = param(1e-3, bounds=(0.0, 1.0), unit="1", doc="softening length")
     n: int = eqx.field(static=True, default=3)
 
     domain = "mechanics"
     description = "Planar N-body gravity with softening"
+    time_unit, state_units = "1", "1"  # G, masses and lengths in units of their own
 
     @property
     def state_names(self):

@@ -43,6 +43,7 @@ class HybridOscillator(Model):
     correction: eqx.nn.MLP
 
     state_names = ("x", "v")
+    time_unit, state_units = "s", ("m", "m/s")
     domain = "neural"
     description = "Damped oscillator with a neural-network force correction"
 

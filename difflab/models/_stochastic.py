@@ -20,6 +20,7 @@ class OrnsteinUhlenbeck(SDEModel):
     x0: float = param(1.0, bounds=(-10.0, 10.0), doc="initial value")
 
     state_names = ("x",)
+    time_unit, state_units = "s", "1"
     domain = "stochastic"
     description = "Ornstein-Uhlenbeck mean-reverting process"
 

@@ -19,6 +19,7 @@ import equinox as eqx
 import jax.numpy as jnp
 
 from ._base import Model, SDEModel, is_model_class
+from ._bounded import FileReadError, read_bounded
 from ._equations import from_equations
 from ._trust import ModelSource, UntrustedModelError, trusted
 
@@ -113,16 +114,9 @@ _ORIGIN: dict[type, tuple[str, ModelFile | None]] = {}  # class -> ("file"|"eqn"
 def _read(path) -> tuple[Path, bytes]:
     path = Path(path).expanduser()
     try:
-        size = path.stat().st_size
-        if size > MAX_FILE_BYTES:
-            raise ModelFileError(path, f"file too large ({size} bytes)")
-        return path.resolve(), path.read_bytes()
-    except IsADirectoryError:
-        raise ModelFileError(path, "is a directory, not a model file") from None
-    except FileNotFoundError:
-        raise ModelFileError(path, "no such file") from None
-    except OSError as error:
-        raise ModelFileError(path, error.strerror or str(error)) from None
+        return path.resolve(), read_bounded(path, MAX_FILE_BYTES)
+    except FileReadError as error:
+        raise ModelFileError(path, error.problem) from None
 
 
 def file_sha256(path) -> str:

@@ -21,11 +21,16 @@ from ._analysis import SpecialPoint as SpecialPoint
 from ._analysis import continuation as continuation
 from ._analysis import equilibria as equilibria
 from ._analysis import first_lyapunov_coefficient as first_lyapunov_coefficient
+from ._analysis import locate as locate
 from ._analysis import lyapunov as lyapunov
 from ._analysis import periodic_orbits as periodic_orbits
 from ._analysis import poincare as poincare
+from ._auto_step import AutoStep as AutoStep
+from ._auto_step import auto_step as auto_step
 from ._events import Event as Event
 from ._events import Events as Events
+from ._field_runs import FieldTrajectory as FieldTrajectory
+from ._field_runs import simulate_fields as simulate_fields
 from ._fits import FitError as FitError
 from ._fits import FitProgress as FitProgress
 from ._fits import FitResult as FitResult
@@ -35,6 +40,7 @@ from ._fits import as_observations as as_observations
 from ._fits import fit as fit
 from ._fits import fit_statistics as fit_statistics
 from ._fits import fit_stream as fit_stream
+from ._resources import check_memory as check_memory
 from ._result import Result as Result
 from ._sensitivity import Sensitivity as Sensitivity
 from ._sensitivity import sensitivity as sensitivity
@@ -46,7 +52,10 @@ from ._sharding import use_all_cpu_cores as use_all_cpu_cores
 from ._simulate import SimulationError as SimulationError
 from ._simulate import Trajectory as Trajectory
 from ._simulate import simulate as simulate
+from ._steppers import ETDRK2 as ETDRK2
+from ._steppers import ETDRK4 as ETDRK4
 from ._steppers import RK4 as RK4
+from ._steppers import AbstractETDRK as AbstractETDRK
 from ._steppers import AbstractStepper as AbstractStepper
 from ._steppers import AutoAdjoint as AutoAdjoint
 from ._steppers import CheckpointedAdjoint as CheckpointedAdjoint

@@ -181,6 +181,15 @@ def check_fixed_steps(t0, t1, dt, max_steps: int, n_save=None) -> None:
             "(difflab.set_precision('float64'))")
 
 
+def check_step_count(steps: float, what: str, hint: str) -> None:
+    """``ValueError`` (one line) when ``what`` takes more than ``FIXED_MAX_STEPS`` steps:
+    ``what`` says where they come from (``"lyapunov(1e12) in RK4 steps of dt = 0.01"``),
+    ``hint`` how to need fewer."""
+    if not steps <= FIXED_MAX_STEPS:
+        raise ValueError(f"{what} is {steps:.3g} steps, more than the {FIXED_MAX_STEPS:,} "
+                         f"allowed; {hint}")
+
+
 def check_saved_states(n_save: int, n_states: int, itemsize: int) -> None:
     """A run's saved times and states, on the device and copied to the host, must fit."""
     need = 2 * n_save * (n_states + 1) * itemsize

@@ -14,6 +14,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from ..models import Model
+from ._auto_step import auto_step
 from ._result import Result, message
 from ._settings import SolveSettings, solve_arguments
 from ._simulate import Trajectory, simulate
@@ -96,6 +97,11 @@ def sensitivity(model: Model, t1=None, *, params: Sequence[str] | None = None, t
                             y0=y0, key=key, rtol=rtol, atol=atol, max_steps=max_steps)
     if solve["t1"] is None:
         raise TypeError("t1, the end time, is missing (give t1 or settings=)")
+    if solve["dt"] is None or solve["n_save"] is None:  # chosen on the concrete model, as
+        auto = auto_step(model, solve["t1"], t0=solve["t0"], solver=solve["solver"],  # simulate
+                         y0=solve["y0"], rtol=solve["rtol"], dt=solve["dt"],
+                         n_save=solve["n_save"])
+        solve["dt"], solve["n_save"] = auto.dt, auto.n_save
     values = jnp.stack([jnp.asarray(getattr(model, n), jnp.result_type(float)) for n in names])
     static = {k: solve[k] for k in _STATIC if solve[k] is not None}
     traced = {k: jnp.asarray(solve[k], jnp.result_type(float)) for k in _TRACED

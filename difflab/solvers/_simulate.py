@@ -1,6 +1,5 @@
 """``simulate`` and its ``Trajectory``: one run of a model, jitted once, reused for any values."""
 
-import functools
 import math
 import time
 import warnings
@@ -9,11 +8,12 @@ import equinox as eqx
 import jax
 import jax.numpy as jnp
 import numpy as np
-from jax.extend.core import Literal
 
 from ..models import Model
+from ._auto_step import choose
 from ._events import Events, overflow_message, resolve_events
 from ._failures import error_if_failed, explain
+from ._model_checks import check_returns, initial_state
 from ._resources import check_fixed_steps, check_saved_states
 from ._result import Result, message
 from ._settings import SolveSettings, key_to_record, solve_arguments
@@ -189,58 +189,6 @@ def _plain(value):
     return float(value) if np.ndim(value) == 0 else tuple(map(float, np.ravel(value)))
 
 
-@functools.partial(jax.jit, static_argnums=1)
-def _initial_state_of(dynamic, static):
-    return eqx.combine(dynamic, static).initial_state()
-
-
-def _default_initial_state(model: Model):
-    """``model.initial_state()``: read from its trace where it is a constant (as most
-    are), else computed by a compiled program."""
-    args = eqx.partition(model, eqx.is_array)
-    try:
-        traced = _initial_state_of.trace(*args)
-    except TypeError:  # not an array (or a bug in it): run it as the user wrote it
-        return model.initial_state()
-    closed = traced.jaxpr
-    if closed.jaxpr.eqns or not isinstance(traced.out_info, jax.ShapeDtypeStruct):
-        return _initial_state_of(*args)  # computed, or not one array (a list, ...)
-    out = closed.jaxpr.outvars[0]
-    if isinstance(out, Literal):
-        return np.asarray(out.val)
-    if out in closed.jaxpr.constvars:
-        return np.asarray(closed.consts[closed.jaxpr.constvars.index(out)])
-    return _initial_state_of(*args)  # one of the model's arrays, passed on
-
-
-def _initial_state(model: Model, y0):
-    n = len(model.state_names)
-    if y0 is None:
-        y0 = _default_initial_state(model)
-        if not _is_numeric(y0):
-            missing = " (is its return missing?)" if y0 is None else ""
-            raise TypeError(f"{type(model).__name__}.initial_state() returned {y0!r}"
-                            f"{missing}; it must return the initial state: an array "
-                            f"with one value per state in {model.state_names}")
-    y0 = jnp.asarray(y0, dtype=jnp.result_type(float))
-    if y0.shape != (n,):
-        raise ValueError(
-            f"{type(model).__name__} has {n} states {model.state_names}, "
-            f"but the initial state has shape {y0.shape}"
-        )
-    return y0
-
-
-def _is_numeric(value) -> bool:
-    """Whether ``value`` holds numbers (arrays, tracers, lists of them)."""
-    leaves = jax.tree.leaves(value)
-    try:
-        jnp.result_type(*leaves)
-    except (TypeError, ValueError):  # none, or not numbers ("one")
-        return False
-    return True
-
-
 def _n_save(n_save, t0, t1, dt, solver) -> int:
     """The number of saved states: at most one per fixed step, 1001 by default."""
     steps = None
@@ -259,9 +207,28 @@ def _n_save(n_save, t0, t1, dt, solver) -> int:
     return n_save
 
 
+def _automatic(model, solver, t0, t1, y0, dt, n_save, rtol, points: bool):
+    """``dt`` and ``n_save``, those left ``None`` chosen by the automatic rule
+    (``_auto_step``); where anything it needs is traced, ``(t1 - t0) / 1000``."""
+    if not ((dt is None and not solver.adaptive) or (n_save is None and points)):
+        return dt, n_save
+    leaves = jax.tree.leaves(eqx.filter(model, eqx.is_array))
+    if not all(map(_is_concrete, (t0, t1, y0, rtol, *leaves))):
+        default = None if solver.adaptive else (t1 - t0) / (DEFAULT_N_SAVE - 1)
+        return _first(dt, default), n_save
+    auto = choose(model, solver, t0, t1, y0, dt=dt, n_save=n_save, rtol=rtol, points=points)
+    return (dt if dt is not None else auto.dt), auto.n_save
+
+
+def _first(*values):
+    return next((v for v in values if v is not None), None)
+
+
 def prepare(model, t1, *, t0, dt, solver, n_save, y0, key, rtol, atol, max_steps,
-            adjoint="auto", events=None):
-    """Check the arguments of a run and turn them into a static plan and traced args."""
+            adjoint="auto", events=None, points=True):
+    """Check the arguments of a run and turn them into a static plan and traced args;
+    ``dt`` and ``n_save`` left ``None`` follow the automatic rule (``_auto_step``; with
+    ``points=False`` ``n_save`` keeps its plain default, at most 1001)."""
     if not isinstance(model, Model):
         raise TypeError(f"model must be a difflab.Model, not {type(model).__name__}")
     if t1 is None:
@@ -270,21 +237,21 @@ def prepare(model, t1, *, t0, dt, solver, n_save, y0, key, rtol, atol, max_steps
     t0, t1 = _float(t0, "t0"), _float(t1, "t1")
     if all(map(_is_concrete, (t0, t1))) and not t1 > t0:
         raise ValueError(f"t1 ({float(t1)}) must be greater than t0 ({float(t0)})")
-    if dt is None and not solver.adaptive:
-        dt = (t1 - t0) / (DEFAULT_N_SAVE - 1)
     if dt is not None:
         dt = _float(dt, "dt")
         _check_positive(dt, "dt")
     rtol, atol = _float(rtol, "rtol"), _tolerance(atol, "atol", model)
     _check_positive(rtol, "rtol")
     _check_positive(atol, "atol")
+    if solver.stochastic and key is None:
+        raise ValueError("a stochastic model needs key=jax.random.key(...)")
+    y0 = initial_state(model, y0)
+    check_returns(model, t0, y0)
+    dt, n_save = _automatic(model, solver, t0, t1, y0, dt, n_save, rtol, points)
     if not solver.adaptive:
         check_fixed_steps(t0, t1, dt, max_steps, n_save)
     n_save = _n_save(n_save, t0, t1, dt, solver)
-    if solver.stochastic and key is None:
-        raise ValueError("a stochastic model needs key=jax.random.key(...)")
     dynamic, static = eqx.partition(model, eqx.is_array)
-    y0 = _initial_state(model, y0)
     adjoint = resolve_adjoint(adjoint)
     watched = _watched(events, model, solver, adjoint, t0, y0)
     moving, fixed = eqx.partition(watched, eqx.is_array)

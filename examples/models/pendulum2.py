@@ -25,6 +25,7 @@ class DrivenPendulum(dl.Model):
     omega_d: float = 2.0 / 3.0  # a plain annotated float is a parameter too
 
     state_names = ("theta", "omega")
+    time_unit, state_units = "s", ("rad", "rad/s")
     description = "Damped pendulum with a periodic drive"
 
     def vector_field(self, t, y):

@@ -95,3 +95,86 @@ def test_lorenz_branch_point_and_hopf_points():
                                                   0.0, 30.0))
     kinds = sorted((label, round(value, 6)) for label, value, _ in diagram.labels("z"))
     assert kinds == [("BP", 1.0), ("H", 24.736842), ("H", 24.736842)]
+
+
+def test_lorenz_over_the_whole_slider_range_switches_at_the_pitchfork():
+    """rho from 0 to 100 (the slider's range): C+ and C- are found by switching at the
+    branch point (the equilibria at rho = 100 lie outside the search box), with their Hopf
+    points and orbits."""
+    diagram = run_continuation(BifurcationRequest(dl.models.get("lorenz")(), "lorenz", "rho",
+                                                  0.0, 100.0))
+    assert len(diagram.branches) == 2 and not diagram.partial
+    pair = diagram.branches[1]
+    beta = 8.0 / 3.0
+    x = np.sqrt(beta * np.maximum(pair.values - 1.0, 0.0))
+    np.testing.assert_allclose(abs(pair.states[:, 0]), x, atol=1e-6)
+    assert pair.states[:, 0].max() > 16.0 and pair.states[:, 0].min() < -16.0
+    hopf = sorted(round(v, 4) for label, v, _ in diagram.labels("x") if label == "H")
+    assert hopf == [24.7368, 24.7368] and len(diagram.cycles) >= 1
+
+
+def test_a_failed_branch_switch_leaves_a_partial_diagram_that_says_so(monkeypatch):
+    real = dl.continuation
+
+    def failing(*args, from_point=None, **kwargs):
+        if from_point is not None:
+            raise ValueError("no second branch found")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(dl, "continuation", failing)
+    diagram = run_continuation(BifurcationRequest(Pitchfork(), "pitchfork", "r", -1.0, 1.0,
+                                                  cycles=False))
+    assert diagram.partial and diagram.branches  # the first branch is kept
+    assert diagram.notes[0].startswith("branch from BP at r = ")
+    assert diagram.notes[0].endswith("failed: no second branch found")
+
+
+def test_a_centre_all_along_a_branch_is_no_hopf_point():
+    """Lotka-Volterra's coexistence equilibrium ``(gamma/delta, alpha/beta)`` is a centre
+    for every alpha (eigenvalues ``±i sqrt(alpha gamma)``): its pair never crosses the
+    imaginary axis, so the diagram over the slider's range has no Hopf point (rounding
+    used to make dozens, each a failed search for orbits) and no cycles."""
+    model = dl.models.get("lotka_volterra")()
+    diagram = run_continuation(BifurcationRequest(model, "lotka_volterra", "alpha", 0.01,
+                                                  10.0, state=(4.0, 3.0), other_branches=False))
+    branch = diagram.branches[0]
+    coexist = np.abs(branch.states[:, 0] - 4.0) < 1e-6
+    assert coexist.sum() > 20 and not diagram.partial
+    values = np.asarray(branch.eigenvalues)[coexist]
+    np.testing.assert_allclose(np.abs(values.imag).max(axis=1),
+                               np.sqrt(branch.values[coexist] * 0.4), rtol=1e-6)
+    assert [p.kind for p in branch.special] == [] and diagram.cycles == ()
+
+
+class Fold(dl.Model):
+    """``x' = p - x^2``, ``y' = -y``: no equilibrium for ``p < 0``, ``x = ±sqrt(p)``
+    beyond the fold at ``p = 0``."""
+
+    p: float = 0.5
+    state_names = ("x", "y")
+
+    def vector_field(self, t, y):
+        return jnp.stack([self.p - y[0] ** 2, -y[1]])
+
+    def initial_state(self):
+        return jnp.array([0.5, 0.0])
+
+
+def test_a_range_that_starts_where_there_is_no_equilibrium_is_traced_from_its_end():
+    """From p = -1 (no equilibrium there) the diagram starts at p = 1 instead and finds
+    both branches and the fold between them."""
+    diagram = run_continuation(BifurcationRequest(Fold(), "fold", "p", -1.0, 1.0,
+                                                  other_branches=False, cycles=False))
+    branch = diagram.branches[0]
+    np.testing.assert_allclose(branch.states[:, 0] ** 2, branch.values, atol=1e-8)
+    assert branch.states[:, 0].max() > 0.9 and branch.states[:, 0].min() < -0.9
+    assert [(label, round(v, 8)) for label, v, _ in diagram.labels("x")] == [("LP", 0.0)]
+
+
+def test_a_model_without_isolated_equilibria_says_what_to_try():
+    """Kuramoto's phases turn together (a circle of locked states at best), so no start
+    gives a branch: the error names the values tried and what to do instead."""
+    request = BifurcationRequest(dl.models.get("kuramoto")(), "kuramoto", "K", 0.0, 20.0,
+                                 cycles=False)
+    with pytest.raises(ValueError, match=r"none at K = 0, 20, 2 either.*not isolated.*Sweep"):
+        run_continuation(request)

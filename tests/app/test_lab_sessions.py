@@ -283,3 +283,27 @@ def test_round_trip_of_a_sweep_a_fit_a_sensitivity_and_an_equation_model(tmp_pat
                        last.results["sensitivity"]["sensitivity0"])
     np.testing.assert_array_equal(sens_back.raw, sens.raw)
     assert sens_back.parameters == sens.parameters
+
+
+def test_an_object_read_from_the_file_comes_back_whole_after_a_save_removed_it(tmp_path):
+    """Deleted, saved (its groups leave the file), undone, saved: the fit's run, read
+    lazily from the file, was kept in memory before the removal and is written again."""
+    lab = Lab()
+    lab.set_settings(t1=2.0)
+    truth = dl.simulate(lab.model, 2.0, n_save=11)
+    data = dl.io.Observations(np.asarray(truth.ts), np.asarray(truth.ys), truth.state_names)
+    lab.add_result("fit", run_fit(FitRequest(lab.model, "pendulum", data, ("g",), lab.settings,
+                                             max_steps=5)).fit)
+    path = tmp_path / "lab.h5"
+    save_lab(lab, path)
+    with h5py.File(path, "r") as f:
+        stored = f["runs/fit0.run/y"][()]
+    reopened = Lab()
+    open_lab(reopened, path)
+    reopened.delete("fit", "fit0")
+    save_lab(reopened, path)
+    assert dl.open(path).fits.names() == []
+    reopened.undo()
+    save_lab(reopened, path)
+    with h5py.File(path, "r") as f:
+        np.testing.assert_array_equal(f["runs/fit0.run/y"][()], stored)

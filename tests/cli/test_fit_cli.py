@@ -66,3 +66,29 @@ def test_bad_fit_files_give_one_line_and_exit_2(tmp_path, capsys, text, message)
 def test_out_must_be_hdf5(tmp_path, capsys):
     assert main(["fit", str(EXAMPLE / "fit.toml"), "--out", str(tmp_path / "fit.csv")]) == 2
     assert ".h5" in capsys.readouterr().err
+
+
+def test_a_multi_start_fit_shows_progress_and_writes_each_start(tmp_path, capsys):
+    t = np.linspace(0.5, 10.0, 20)
+    rows = "\n".join(f"{a},{b}" for a, b in zip(t, 5.0 * np.exp(-0.3 * t)))
+    (tmp_path / "obs.csv").write_text("t,y\n" + rows + "\n")
+    config = tmp_path / "fit.toml"
+    (tmp_path / "decay.eqn").write_text("params: k = 1.0 in (0.01, 10), y0 = 3 in (0.1, 10)\n"
+                                        "init: y = y0\ndy/dt = -k*y\n")
+    config.write_text('model = "decay.eqn"\ndata = "obs.csv"\n'
+                      '[solve]\nsolver = "rk4"\ndt = 0.05\n'
+                      '[fit]\nstarts = 6\nsigma = 0.01\nchunk_size = 2\n')
+    out = tmp_path / "fit.h5"
+    assert main(["fit", str(config), "--out", str(out), "--devices", "2"]) == 0
+    err = capsys.readouterr().err.splitlines()
+    assert err[0] == "compiling the fit (6 starts); progress follows after each chunk of steps"
+    assert err[1].startswith("step     2  loss ") and "of 6 starts finished)" in err[1]
+    assert "(6 of 6 starts finished)" in err[-1]
+    with h5py.File(out) as f:
+        fit = f["fits/fit0"]
+        assert fit["start_done"][()].tolist() == [1] * 6
+        losses = fit["start_loss"][()]
+        assert np.all(np.isfinite(losses)) and fit["start_parameters"].shape[0] == 6
+    back = dl.open(out).fits[0]
+    np.testing.assert_array_equal(back.start_losses, losses)
+    assert back.start_losses[back.best_start] == losses.min()

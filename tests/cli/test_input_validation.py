@@ -3,6 +3,7 @@ and a refused command leaves the file it was told to write as it was."""
 
 import fcntl
 import math
+import re
 import shutil
 import subprocess
 import sys
@@ -226,7 +227,9 @@ def test_a_failed_run_says_when_it_failed_on_one_line(capsys):
     assert main(["run", "lorenz", "--solver", "tsit5", "--max-steps", "5", "--t1", "10"]) == 1
     err = capsys.readouterr().err
     assert err.count("\n") == 1, err
-    assert "failed between t=0.06 and t=0.07: " in err and "t <=" not in err
+    found = re.search(r"failed between t=([\d.]+) and t=([\d.]+): ", err)
+    assert found and "t <=" not in err, err  # the saved times around the 5th step's end
+    assert 0.05 <= float(found[1]) < float(found[2]) <= 0.08
 
 
 @pytest.mark.parametrize("budget, message", [
@@ -276,3 +279,111 @@ def test_bad_constants_are_equation_errors_at_check_time(rhs, message, tmp_path,
     path = tmp_path / "bad.eqn"
     path.write_text(text)
     _refused(capsys, ["run", path, "--t1", "0.1"], "bad.eqn:2:")
+
+
+# -- issue 36: sizes, links and devices --------------------------------------------------
+
+SMALL_SWEEP = """\
+model = "lorenz"
+name = "big"
+
+[solve]
+solver = "rk4"
+t1 = 0.01
+dt = 1e-3
+n_save = 2
+
+[space.points]
+rho = [10.0, 20.0]
+"""
+
+
+def test_a_config_over_a_mebibyte_is_kept_and_the_session_still_opens(tmp_path, session):
+    victim = tmp_path / "victim.h5"
+    shutil.copyfile(session, victim)
+    config = tmp_path / "big.toml"
+    text = SMALL_SWEEP + "# " + "x" * 1_400_000 + "\n"
+    config.write_text(text)
+    assert main(["sweep", str(config), "--out", str(victim)]) == 0
+    opened = dl.open(victim)
+    assert len(opened.runs) == 1 and opened.stored("sweeps")[0].attrs["config"] == text
+
+
+def test_a_failed_add_leaves_the_file_as_it_was(tmp_path, session, monkeypatch):
+    from difflab.io import _h5
+
+    victim = tmp_path / "victim.h5"
+    shutil.copyfile(session, victim)
+    before = victim.read_bytes()
+    monkeypatch.setattr(_h5, "MAX_LONG_TEXT", 100_000)
+    with pytest.raises(ValueError, match="at most"):
+        with dl.io.write_session(victim) as s:
+            _h5.set_attrs(s.file["runs"], {"note": "y" * 200_000})
+    assert _unchanged(victim, before) and len(dl.open(victim).runs) == 1
+
+
+@pytest.mark.parametrize("text, message", [
+    ("a = " + "[" * 50_000 + "]" * 50_000 + "\n", "nested too deeply"),
+    (None, "it looks like UTF-16"),
+])
+def test_hostile_toml_is_one_line(tmp_path, capsys, text, message):
+    config = tmp_path / "hostile.toml"
+    if text is None:
+        config.write_text(SMALL_SWEEP, encoding="utf-16")
+    else:
+        config.write_text(text)
+    _refused(capsys, ["sweep", config, "--out", tmp_path / "x.h5"], message)
+
+
+def test_devices_and_fifos_are_not_read_as_configs_or_models(tmp_path, capsys):
+    import os
+
+    os.mkfifo(tmp_path / "pipe.toml")
+    (tmp_path / "m.eqn").symlink_to("/dev/zero")
+    _refused(capsys, ["sweep", "/dev/zero", "--out", tmp_path / "x.h5"], "is a device")
+    _refused(capsys, ["sweep", tmp_path / "pipe.toml", "--out", tmp_path / "x.h5"], "is a FIFO")
+    _refused(capsys, ["trust", "/dev/zero"], "is a device")
+    _refused(capsys, ["run", tmp_path / "m.eqn", "--t1", "0.1"], "is a device")
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["equilibria", "lorenz", "--starts", "100000000"], "--starts 100,000,000 (3 states each) needs about"),
+    (["cycles", "fitzhugh_nagumo", "--param", "current", "--from", "0", "--to", "1.5",
+      "--steps", "1000000000"], "--steps 1,000,000,000 per period (2 states) needs about"),
+])
+def test_sizes_that_would_exhaust_memory_are_refused_before_any_work(argv, message, capsys,
+                                                                       monkeypatch):
+    import tracemalloc
+
+    monkeypatch.setenv("DIFFLAB_MEMORY_LIMIT", "1 GiB")
+    tracemalloc.start()
+    try:
+        err = _refused(capsys, argv, message)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert "more than the 1 GiB allowed" in err and peak < 100 * 2**20  # nothing allocated
+
+
+@pytest.mark.parametrize("rank, message", [
+    ("1", "no coordinator answered at 127.0.0.1:1 within 2 s"),
+    ("0", "did not complete within 2 s"),
+])
+def test_an_unreachable_coordinator_is_a_timeout_with_a_message(tmp_path, rank, message):
+    import socket
+
+    config = tmp_path / "k.toml"
+    config.write_text(SMALL_SWEEP)
+    with socket.socket() as s:  # a free port: nobody else will join there
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    address = "127.0.0.1:1" if rank == "1" else f"127.0.0.1:{port}"
+    result = subprocess.run(
+        [sys.executable, "-m", "difflab", "sweep", str(config), "--out", str(tmp_path / "d.h5"),
+         "--distributed", "--coordinator", address, "--num-processes", "2",
+         "--process-id", rank, "--coordinator-timeout", "2"],
+        capture_output=True, text=True, timeout=60)
+    lines = result.stderr.splitlines()
+    assert result.returncode == 2 and "Traceback" not in result.stderr, result.stderr
+    assert lines[0].startswith("difflab: joining the coordinator") and message in lines[-1]
+    assert len(lines) == 2

@@ -108,6 +108,16 @@ def test_progress_and_summary_go_to_stderr(tmp_path, capsys):
     assert dl.open(out).stored("sweeps", "scan").attrs["chunk_size"] == 8
 
 
+def test_quiet_drops_the_progress_bar_and_keeps_the_summary(tmp_path, capsys):
+    """Issue 34: ``difflab sweep`` had no ``--quiet`` (``difflab fit`` has)."""
+    config, out = _config(tmp_path, t1=0.01, n_rho=2, chunk=2), tmp_path / "sweep.h5"
+    assert main(["sweep", str(config), "--out", str(out), "--quiet"]) == 0
+    captured = capsys.readouterr()
+    assert "pts/s" not in captured.err and "4/4" not in captured.err
+    assert "scan in" in captured.err and "4 points, 0 failed" in captured.err
+    assert dl.open(out).stored("sweeps", "scan").attrs["complete"]
+
+
 @pytest.mark.slow
 def test_the_example_config_builds():
     job = build_job(load_config(EXAMPLE))
@@ -304,3 +314,16 @@ def test_a_stored_config_runs_a_model_file_only_if_trusted(tmp_path, capsys, mon
     assert main(["sweep", "--resume", "--out", str(out)]) == 2  # named by the file only
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "model: " in err and "has not been trusted" in err
+
+
+def test_the_summary_says_why_a_period_has_no_value(tmp_path, capsys):
+    """Issue 35: a period that is NaN where the system settles was printed as nothing."""
+    text = CONFIG.format(t1=5.0, n_rho=2, chunk=2).replace(
+        'x_max = "max(x)"', 'x_period = "period(x)"').replace("[0.0, 28.0,", "[0.2, 0.5,")
+    config, out = _config(tmp_path, text=text), tmp_path / "sweep.h5"
+    assert main(["sweep", str(config), "--out", str(out), "--quiet"]) == 0
+    err = capsys.readouterr().err
+    assert "x_period: 4 points: not periodic" in err
+    assert main(["sweep", "--resume", "--out", str(out), "--json"]) == 0
+    notes = json.loads(capsys.readouterr().out.strip().splitlines()[-1])["notes"]
+    assert notes["x_period"].startswith("4 points: not periodic")

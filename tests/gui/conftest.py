@@ -1,4 +1,9 @@
-"""GUI test fixtures: an offscreen Qt platform, a window with its own settings file."""
+"""GUI test fixtures: an offscreen Qt platform, a window with its own settings file.
+
+``DIFFLAB_TEST_FONT_PT=14 pytest tests/gui`` runs the GUI tests with a larger application
+font, as on a machine whose fonts are taller: no test
+may depend on the sizes of the fonts a machine happens to have.
+"""
 
 import os
 import tempfile
@@ -15,6 +20,19 @@ pytest.importorskip("pytestqt")
 from PySide6.QtCore import QSettings  # noqa: E402
 
 LONG = 120_000  # ms: first compilations on a busy 2-core machine
+
+
+@pytest.fixture(scope="session", autouse=True)
+def application_font(qapp):
+    """The application font of ``DIFFLAB_TEST_FONT_PT`` points, where it is set."""
+    size = os.environ.get("DIFFLAB_TEST_FONT_PT")
+    if size:
+        from PySide6.QtGui import QFont
+
+        font = QFont(qapp.font())
+        font.setPointSizeF(float(size))
+        qapp.setFont(font)
+    return qapp.font()
 
 
 @pytest.fixture

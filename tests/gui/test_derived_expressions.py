@@ -48,7 +48,8 @@ def test_a_typed_expression_is_refused_inline_or_plotted(qtbot, window):
     assert entry.isCheckable() and entry.isChecked()
     key = (CURRENT, "= x*y - beta*z")
     qtbot.waitUntil(lambda: key in plot.curves, timeout=LONG)
-    t, value = plot.curves[key].getData()
+    curve = plot.curves[key]  # the data set, not what a plot of this width displays
+    t, value = curve.xData, curve.yData
     x, y, z = np.asarray(run.ys).T
     np.testing.assert_allclose(value, x * y - run.model.beta * z, rtol=1e-12)
     np.testing.assert_allclose(t, run.ts)

@@ -106,3 +106,40 @@ def test_switching_models_clears_the_fit_and_a_bad_sigma_is_refused(qtbot):
     panel.sigma.setText("-1")
     panel.start()
     assert panel.worker is None and "must be a positive number" in lab.messages[-1][1]
+
+
+class Product(dl.Model):
+    """dy/dt = -a b y: the data determine only a*b."""
+
+    a: float = dl.param(0.5, bounds=(0.01, 10.0))
+    b: float = dl.param(1.5, bounds=(0.01, 10.0))
+    state_names = ("y",)
+
+    def vector_field(self, t, y):
+        return -self.a * self.b * y
+
+    def initial_state(self):
+        return jnp.array([1.0])
+
+
+def test_panel_names_what_the_data_do_not_determine(qtbot):
+    lab = Lab()
+    lab.select_model(lab.add_user_model(Product, "product"))
+    lab.set_settings(solver="rk4", dt=0.01)
+    panel = FitPanel(lab)
+    qtbot.addWidget(panel)
+    y = np.exp(-0.6 * T) + SIGMA * np.random.default_rng(2).standard_normal(T.shape)
+    panel.set_data(dl.io.Observations(T, y[:, None], ("y",)))
+    panel.sigma.setText(str(SIGMA))
+    with qtbot.waitSignal(panel.finished, timeout=LONG) as blocker:
+        panel.start()
+    fitted = blocker.args[0]
+    assert fitted.ok and not fitted.good
+    for text in (panel.status.text(), panel.statistics.summary.text()):
+        assert "only a*b is determined" in text, text
+    assert panel.status.text().startswith("converged; χ² = ")
+    table = panel.statistics.correlation
+    assert table.item(0, 1).text() == "-1.000" and table.item(1, 0).text() == "-1.000"
+    assert [panel.table.item(i, 2).text() for i in range(2)] == ["not determined"] * 2
+    level, text = lab.messages[-1]
+    assert level == "warning" and "only a*b is determined" in text

@@ -52,6 +52,7 @@ def test_lotka_volterra_plane_shows_nullclines_through_the_equilibria_and_a_clic
     assert plane.stability == ("saddle", "centre")
     assert len(view.arrows.getData()[0]) > 100
 
+    view.plot.getPlotItem().setRange(xRange=(5, 7), yRange=(1, 3), padding=0)  # fine pixels
     with qtbot.waitSignal(view.orbit_drawn, timeout=LONG) as blocker:
         _click(qtbot, view.plot, 6.0, 2.0)
     orbit = blocker.args[0]
@@ -104,10 +105,23 @@ def test_lorenz_bifurcation_diagram_labels_and_a_click_sets_rho(qtbot, window):
     assert any(c.stable and c.getData()[0].max() <= 1.0 + 1e-9 for c in origin)
     assert diagram.request.param == "rho"
 
-    view.plot.getPlotItem().setRange(xRange=(0, 30), yRange=(-12, 12), padding=0)
+    view.plot.getPlotItem().setRange(xRange=(8, 12), yRange=(3, 7), padding=0)  # fine pixels
     _click(qtbot, view.plot, 10.0, np.sqrt(8 / 3 * 9))  # on the C+ branch at rho = 10
-    assert abs(window.lab.params["rho"] - 10.0) < 0.5
+    assert abs(window.lab.params["rho"] - 10.0) < 0.5, window.lab.params["rho"]
     assert window.lab.undo_stack.undo_text.endswith("from the bifurcation diagram")
     assert view.value_line.value() == window.lab.params["rho"]
     window.lab.undo()
     assert window.lab.params["rho"] == 28.0
+
+
+def test_a_one_state_model_clears_the_last_plane(qtbot, window):
+    """After heat1d's plane, ornstein_uhlenbeck (one state) said a plane needs two states
+    beside heat1d's nullclines, arrows and equilibrium; now the plot is empty."""
+    window.lab.select_model("lotka_volterra")
+    view = _show(window, "phase_plane")
+    _compute(qtbot, view, ((-1.0, 10.0), (-1.0, 6.0)))
+    assert len(view.arrows.getData()[0]) > 100
+    window.lab.select_model("ornstein_uhlenbeck")
+    qtbot.waitUntil(lambda: "needs two" in view.status.text(), timeout=LONG)
+    drawn = [view.arrows, *view.nullclines, *view.markers.values()]
+    assert all(c.getData()[0] is None or len(c.getData()[0]) == 0 for c in drawn)

@@ -23,6 +23,7 @@ def test_heat1d_has_a_field_view_with_the_exact_decaying_profile(qtbot, window):
     view = window.views["field"]
     window.tabs.setCurrentWidget(view)
     model = window.lab.model
+    qtbot.waitUntil(lambda: view.image.image is not None, timeout=LONG)  # drawn throttled
     assert view.image.image.shape == (model.n, len(run.ts))  # x across, t up
     view.set_time(1.0)
     x, u = view.profile.getData()
@@ -41,7 +42,8 @@ def derived_curve(qtbot, window, name):
     window.tabs.setCurrentWidget(plot)
     plot.show_derived(name, True)
     qtbot.waitUntil(lambda: (CURRENT, name) in plot.curves, timeout=LONG)
-    return plot.curves[(CURRENT, name)].getData()
+    curve = plot.curves[(CURRENT, name)]  # the data set, not what this width displays
+    return curve.xData, curve.yData
 
 
 def test_derived_quantities_are_plotted_from_the_model(qtbot, window):
@@ -120,8 +122,16 @@ def test_oscillators_are_not_filed_under_chaos():
 
 
 def test_equations_editor_is_tall_and_highlighted(window):
+    """Ten lines of the editor's font, or at least three where a short screen leaves no
+    room for ten (the 800-pixel offscreen screen: the window gives up editor lines)."""
+    from difflab.gui.main_window import EDITOR_LINES, MIN_EDITOR_LINES
+
     editor = window.equation_editor.text
-    assert editor.minimumHeight() >= 10 * editor.fontMetrics().lineSpacing() * 0.9
+    line = editor.fontMetrics().lineSpacing()
+    lines = editor.minimumHeight() / line
+    ten = window.minimumSizeHint().height() + (EDITOR_LINES - lines) * line  # with ten
+    short = ten > window.screen().availableGeometry().height()
+    assert lines >= 0.9 * EDITOR_LINES or (short and lines >= 0.9 * MIN_EDITOR_LINES), lines
     editor.setPlainText("dx/dt = -k*x  # decay")
     block = editor.document().firstBlock()
     colours = {(f.start, f.length): f.format.foreground().color().name()
@@ -143,3 +153,21 @@ def test_a_layout_saved_at_another_screen_scale_is_not_restored(qtbot, make_wind
     window.shutdown()
     again = make_window()
     assert (again.width(), again.height()) != (700, 500)
+
+
+def test_sizes_follow_the_font(qtbot):
+    """Sizes given for a 9-point font grow with a larger one: text boxes by their own
+    lines, control columns by the font's line spacing."""
+    from PySide6.QtGui import QFont
+    from PySide6.QtWidgets import QPlainTextEdit, QWidget
+
+    from difflab.gui.widgets import font_scaled, lines_tall
+
+    small, large = QWidget(), QWidget()
+    small.setFont(QFont(small.font().family(), 9))
+    large.setFont(QFont(large.font().family(), 18))
+    assert font_scaled(large, 300) > 1.5 * font_scaled(small, 300)
+    editor = QPlainTextEdit()
+    qtbot.addWidget(editor)
+    editor.setFont(QFont("monospace", 20))
+    assert lines_tall(editor, 10) >= 10 * editor.fontMetrics().lineSpacing()

@@ -116,7 +116,7 @@ def test_a_second_writer_is_refused_before_it_computes(tmp_path):
         assert run.returncode == 2
         assert "being written by another DiffLab process" in run.stderr
         assert f"process {sweep.pid}" in run.stderr and "sweep" in run.stderr
-        assert time.perf_counter() - start < 20  # refused up front, not after 1e7 steps
+        assert time.perf_counter() - start < 60  # refused up front (start-up on a busy machine)
         assert len(dl.open(path).sweeps) == 1  # a reader may read while the sweep writes
     finally:
         sweep.kill()

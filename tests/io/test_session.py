@@ -213,7 +213,7 @@ def test_export_runs_and_sweeps_to_csv_and_npz(built, tmp_path):
     _equal(np.array(rows[1:], dtype=float), [[0, 3.0, 20.0], [1, 1.0, 25.0], [2, 0.25, 27.5]])
     arrays = {"ys": run.ys, "y": sweep.y, "loss_history": fit.loss_history}
     for result, field in ((run, "ys"), (sweep, "y"), (fit, "loss_history")):
-        dl.io.export_npz(result, tmp_path / "r.npz")
+        dl.io.export_npz(result, tmp_path / "r.npz", overwrite=True)
         with np.load(tmp_path / "r.npz", allow_pickle=False) as npz:
             _equal(npz[field], arrays[field])
             assert json.loads(str(npz["attrs"]))["name"] == result.name

@@ -52,4 +52,6 @@ def test_heat1d_is_solved_with_a_stiff_solver_unless_told_otherwise():
     x = model.grid()
     np.testing.assert_allclose(traj.ys[-1], np.exp(-np.pi**2) * np.sin(np.pi * x), rtol=1e-2,
                                atol=1e-8)  # the discrete rate is pi^2 (1 - 3e-4)
-    assert not dl.simulate(model, 1.0, solver="rk4", throw=False).ok
+    assert not dl.simulate(model, 1.0, solver="rk4", dt=1e-3, throw=False).ok
+    explicit = dl.simulate(model, 1.0, solver="rk4", n_save=2)  # the automatic step: stable
+    np.testing.assert_allclose(explicit.ys[-1], traj.ys[-1], rtol=1e-4, atol=1e-9)

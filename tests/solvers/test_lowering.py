@@ -24,6 +24,7 @@ from difflab.solvers._sweeps import kernel as sweep_kernel
 from difflab.solvers._sweeps.job import Layout
 
 fits = importlib.import_module("difflab.solvers._fits.fit")  # the module, not fit()
+fit_setup = importlib.import_module("difflab.solvers._fits.setup")
 PLATFORMS = ("cuda", "tpu")
 FIXED = ("euler", "heun", "rk4", "leapfrog", "euler_maruyama")
 ADAPTIVE = ("tsit5", "dopri5", "dopri8", "bosh3", "ralston", "kvaerno3", "kvaerno4",
@@ -124,9 +125,9 @@ def test_fit_program_lowers(method):
     arguments = fits.solve_arguments(None, fits.FIT_DEFAULTS, t0=None, t1=2.0, dt=None,
                                      solver="tsit5", n_save=None, y0=None, rtol=None,
                                      atol=None, max_steps=None)
-    problem, scales, args, _, _ = fits._setup(model, fits.as_observations(data), None,
-                                              arguments, bounds=None, log_scale=None,
-                                              sigma=None)
+    problem, scales, args, _, _ = fit_setup.setup(model, fits.as_observations(data), None,
+                                                  arguments, bounds=None, log_scale=None,
+                                                  sigma=None)
     args["optimizer"] = {k: jnp.asarray(v, float) for k, v in
                          {"rtol": 1e-8, "atol": 1e-8, "learning_rate": 1e-2}.items()}
     rows = fits.start_points(problem.names, scales, model, 2, 0)

@@ -214,3 +214,86 @@ def test_bad_input_is_refused_in_one_line():
         with pytest.raises(ValueError, match=message) as error:
             call()
         assert "\n" not in str(error.value)
+
+
+class HodgkinHuxley(dl.Model):
+    """Hodgkin & Huxley (1952), standard parameters, voltage from rest, current ``I``:
+    Hopf points at I = 9.7796 (subcritical) and 154.5266 (supercritical)."""
+
+    I: float = dl.param(0.0, bounds=(-50.0, 300.0))  # noqa: E741
+    state_names = ("V", "m", "h", "n")
+
+    def vector_field(self, t, y):
+        v, m, h, n = y
+        am = 0.1 * (25 - v) / (jnp.exp((25 - v) / 10) - 1)
+        an = 0.01 * (10 - v) / (jnp.exp((10 - v) / 10) - 1)
+        ah, bh = 0.07 * jnp.exp(-v / 20), 1 / (jnp.exp((30 - v) / 10) + 1)
+        bm, bn = 4 * jnp.exp(-v / 18), 0.125 * jnp.exp(-v / 80)
+        dv = self.I - 120 * m**3 * h * (v - 115) - 36 * n**4 * (v + 12) - 0.3 * (v - 10.599)
+        return jnp.stack([dv, am * (1 - m) - bm * m, ah * (1 - h) - bh * h,
+                          an * (1 - n) - bn * n])
+
+    def initial_state(self):
+        return jnp.array([0.0, 0.053, 0.596, 0.318])
+
+
+def test_multipliers_of_a_product_spanning_many_orders_of_magnitude():
+    from difflab.solvers._analysis.periodic import floquet
+    rng = np.random.default_rng(0)
+    m, spread = 16, np.array([40.0, 0.0, -40.0])  # multipliers e^40, 1, e^-40
+    qs = [np.linalg.qr(rng.normal(size=(3, 3)))[0] for _ in range(m)]
+    blocks = [qs[(i + 1) % m] @ np.diag(np.exp(spread / m)) @ qs[i].T for i in range(m)]
+    np.testing.assert_allclose(floquet(blocks), np.exp(spread), rtol=1e-8)
+    product = np.linalg.multi_dot(blocks[::-1])  # formed, the small one is lost
+    assert not np.allclose(np.sort(np.abs(np.linalg.eigvals(product)))[0], np.exp(-40.0),
+                           rtol=1e-3)
+
+
+def test_hodgkin_huxley_from_either_hopf_point_to_the_other():
+    # from I = 154.5266 the branch used to turn back near I = 7.876 and retrace (33 special
+    # points, 16 repeats), from I = 9.7796 it stopped after 2 orbits; the unstable orbits'
+    # multipliers (up to 1e9) were NaN. Published: folds of cycles at I = 6.2645, 7.85 and
+    # 7.92 (Guckenheimer & Labouriau 1993), the branch joining the two Hopf points.
+    model = HodgkinHuxley()
+    sub, sup = [s for s in dl.continuation(model, "I", 0.0, 200.0).special if s.kind == "hopf"]
+    assert sub.value == pytest.approx(9.7796, abs=1e-4) and sub.criticality == "subcritical"
+    assert sup.value == pytest.approx(154.5266, abs=1e-4)
+    expected = [("fold-of-cycles", 6.2645), ("fold-of-cycles", 7.8465),
+                ("fold-of-cycles", 7.922), ("period-doubling", 7.8495),
+                ("period-doubling", 7.922)]
+    for start, end in ((sub, sup), (sup, sub)):
+        orbits = dl.periodic_orbits(model, "I", start, 0.0, 200.0, rtol=1e-4)
+        assert orbits.status.startswith("shrank to an equilibrium")
+        value = float(orbits.status.split("I=")[1].split()[0])
+        assert value == pytest.approx(end.value, abs=2e-3)
+        assert np.isfinite(orbits.multipliers).all()
+        assert np.abs(orbits.multipliers[:, 0]).max() > 1e6  # the strongly unstable orbits
+        found = sorted((s.kind, s.value) for s in orbits.special)
+        assert [kind for kind, _ in found] == [kind for kind, _ in expected]
+        np.testing.assert_allclose([v for _, v in found], [v for _, v in expected], atol=1e-3)
+
+
+def test_a_branch_ends_at_the_hopf_point_it_shrinks_onto():
+    fhn = dl.models.get("fitzhugh_nagumo")()
+    first, second = [s for s in dl.continuation(fhn, "current", 0.0, 1.5).special
+                     if s.kind == "hopf"]
+    orbits = dl.periodic_orbits(fhn, "current", second, 0.0, 1.5)  # from the right this time
+    end = float(orbits.status.split("current=")[1].split()[0])
+    assert orbits.status.startswith("shrank to an equilibrium")
+    assert end == pytest.approx(first.value, abs=1e-5)
+    assert [s.kind for s in orbits.special] == ["fold-of-cycles"] * 2
+
+
+def test_van_der_pol_period_at_mu_10_to_1e_6_with_default_settings():
+    # with the fixed mesh the period came out 19.10434 (1.4e-3 off), silently
+    vdp, exact = dl.models.get("van_der_pol"), 19.0783696  # published: T(10) = 19.0784
+    start = ({"x": 2.0, "v": 0.0}, 6.66)
+    orbits = dl.periodic_orbits(vdp(mu=1.0), "mu", start, 1.0, 10.0)
+    error = abs(orbits.periods[-1] / exact - 1)
+    assert orbits.values[-1] == 10.0 and orbits.status == "left the range at 10"
+    assert error < 1e-6 and orbits.errors.max() <= 1e-6 and orbits.steps > 400
+    assert orbits.errors[-1] == pytest.approx(error, rel=0.2)  # the estimate is the error
+    capped = dl.periodic_orbits(vdp(mu=1.0), "mu", start, 1.0, 10.0, max_steps=800)
+    error = abs(capped.periods[-1] / exact - 1)
+    assert error > 1e-5 and capped.errors[-1] == pytest.approx(error, rel=0.2)
+    assert "short of rtol=1e-06 with 800 steps" in capped.status

@@ -140,7 +140,7 @@ def test_ctrl_c_stops_a_sweep_at_once_and_leaves_its_file_to_resume(tmp_path):
     proc.send_signal(signal.SIGINT)
     printed, _ = proc.communicate(timeout=120)
     assert printed.startswith("interrupted")
-    assert float(printed.split()[1]) < 2.5  # at once, not when the chunk ends
+    assert float(printed.split()[1]) < 5.0  # at once, not when the chunk ends (tens of s)
     stored = dl.open(out).sweeps[0]
     assert stored.name == "long" and not stored.complete
     assert np.all(np.asarray(stored.result) == -1)  # nothing half-written: to resume

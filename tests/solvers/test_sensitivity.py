@@ -83,3 +83,12 @@ def test_sensitivity_errors_name_the_problem():
         dl.sensitivity(LV(), 10.0, params=["alpah"])
     with pytest.raises(TypeError, match="unexpected keyword argument 'rtool'"):
         dl.sensitivity(LV(), 10.0, rtool=1e-6)
+
+
+def test_a_sensitivity_keeps_the_times_simulate_keeps():
+    """dt = 1e-2 to t = 1 is 100 steps: 101 distinct times, as simulate keeps (not 1001
+    with 900 repeats, which no plot or CF checker takes)."""
+    model = dl.models.get("lotka_volterra")()
+    sens = dl.sensitivity(model, 1.0, dt=1e-2, params=("alpha",))
+    np.testing.assert_allclose(sens.ts, dl.simulate(model, 1.0, dt=1e-2).ts)
+    assert np.all(np.diff(sens.ts) > 0)

@@ -10,6 +10,7 @@ from .equilibria import STABILITY_CLASSES as STABILITY_CLASSES
 from .equilibria import Equilibria as Equilibria
 from .equilibria import equilibria as equilibria
 from .hopf import first_lyapunov_coefficient as first_lyapunov_coefficient
+from .locate import locate as locate
 from .lyapunov import LyapunovSpectrum as LyapunovSpectrum
 from .lyapunov import lyapunov as lyapunov
 from .periodic import CycleSpecialPoint as CycleSpecialPoint

@@ -26,6 +26,7 @@ from .arclength import check_range, joined, sign_changes, trace
 from .curves import bifurcation_curve, checked_point
 from .equilibria import _starts, default_box, eigenvalues, roots_from
 from .hopf import first_lyapunov_coefficient
+from .traced import untraced
 
 SPECIAL_KINDS = ("fold", "hopf", "branch")
 
@@ -153,17 +154,22 @@ def _as_state(model, state, y0) -> np.ndarray:
     return out
 
 
-def _unstable_pairs(values) -> np.ndarray:
-    """How many complex eigenvalues have a positive real part, per row."""
+def _unstable_pairs(values, margin: float = 1e-12) -> np.ndarray:
+    """How many complex eigenvalues have a real part above ``margin`` (of the largest
+    eigenvalue), per row. Along a branch, a pair on the imaginary axis to rounding (a
+    conservative model's centre) counts as on it, not as unstable, so only a pair whose
+    real part crosses the axis makes a Hopf point; the crossing is then located with no
+    margin, where the real part is zero."""
     values = np.atleast_2d(values)
-    scale = 1e-8 * np.maximum(1.0, np.max(np.abs(values), axis=-1, keepdims=True))
-    return np.sum((np.abs(values.imag) > scale) & (values.real > 0), axis=-1)
+    size = np.maximum(1.0, np.max(np.abs(values), axis=-1, keepdims=True))
+    return np.sum((np.abs(values.imag) > 1e-8 * size) & (values.real > margin * size),
+                  axis=-1)
 
 
 _TESTS = {  # the test function of each kind of special point, at one corrected point
     "fold": lambda point: np.sign(point[1][-1]),
     "branch": lambda point: point[4],
-    "hopf": lambda point: int(_unstable_pairs(eigenvalues(point[5]))[0]),
+    "hopf": lambda point: int(_unstable_pairs(eigenvalues(point[5]), margin=0.0)[0]),
 }
 
 
@@ -284,6 +290,7 @@ def continuation(model, param, start: float, stop: float, state=None, *, from_po
     ``[start, stop]``, with its cusp, Bogdanov-Takens and Bautin points. Gives a
     :class:`BifurcationCurve`.
     """
+    untraced("continuation", model, start, stop, state)
     start, stop = float(start), float(stop)
     if from_point is not None and state is not None:
         raise ValueError("give state or from_point, not both")

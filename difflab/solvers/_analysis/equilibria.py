@@ -13,6 +13,9 @@ import jax.numpy as jnp
 import numpy as np
 import optimistix as optx
 
+from .._resources import check_memory
+from .traced import untraced
+
 STABILITY_CLASSES = ("stable node", "stable focus", "saddle", "unstable node",
                      "unstable focus", "centre", "non-hyperbolic")
 
@@ -160,8 +163,12 @@ def equilibria(model, box=None, n_starts: int = 256, t: float = 0.0, *,
     ``(lo, hi)`` per state; roots outside it are dropped. Left ``None``, the starts fill
     a cube ten times the initial state's scale and every root found is kept.
     """
+    untraced("equilibria", model, box)
     if n_starts < 1:
         raise ValueError(f"n_starts must be at least 1, got {n_starts}")
+    n = len(model.state_names)  # each start: a state, a Newton step, a Jacobian, twice
+    check_memory(2 * (n_starts + 3) * (2 * n + n * n) * 8,
+                 f"equilibria from {n_starts:,} starts of {n} states", "use fewer starts")
     ranges = _as_box(model, box)
     y0 = np.asarray(model.initial_state(), dtype=float)
     roots = roots_from(model, _starts(ranges, n_starts, seed, y0), t,

@@ -15,6 +15,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from .._resources import check_memory, check_step_count
+from .traced import untraced
+
 
 class LyapunovSpectrum(eqx.Module):
     """The Lyapunov ``exponents`` (largest first) of ``model`` over ``t1`` time units
@@ -113,12 +116,19 @@ def lyapunov(model, t1: float, transient: float = 0.0, dt: float = 0.01, *, y0=N
     ``transient`` time units dropped, then ``t1`` averaged, with RK4 steps of at most
     ``dt`` (shortened so that whole blocks of ``qr_every`` steps fill ``t1``) and the
     running estimate kept at ``records`` times."""
+    untraced("lyapunov", model, t1, transient, dt, y0)
     t1, transient, dt = float(t1), float(transient), float(dt)
     _check(t1, transient, dt, qr_every)
     if hasattr(model, "diffusion"):
         raise ValueError("lyapunov: stochastic models have no Lyapunov spectrum here")
+    n = len(model.state_names)
+    check_step_count((transient + t1) / dt,
+                     f"a transient of {transient:g} and t1 = {t1:g} in RK4 steps of dt = {dt:g}",
+                     "shorten them (--transient, --t1) or raise dt (--dt)")
     blocks = max(1, math.ceil(t1 / (dt * qr_every)))
     n_records = max(1, min(int(records), blocks))
+    check_memory(2 * n_records * (n + 1) * 8, f"keeping {n_records:,} records of {n} "
+                 "exponents", "keep fewer records")
     per_record = math.ceil(blocks / n_records)
     step = t1 / (n_records * per_record * qr_every)
     n_transient = math.ceil(transient / dt)

@@ -9,20 +9,23 @@ Along the branch three test functions are watched: the parameter component of th
 tangent (a **fold of cycles**), the sign of ``prod(mu + 1)`` over the Floquet
 multipliers (**period doubling**: a multiplier crosses -1) and the number of complex
 multipliers outside the unit circle (**Neimark-Sacker**). Each is located by bisection on
-the arclength of the step where it changed, as for equilibria.
+the arclength of the step where it changed, as for equilibria. Each step is oriented
+along its secant and, once taken, its shooting points are turned so the first sits where
+the flow is fast (the Poincare phase condition then never grazes the orbit).
 """
 
 import json
-from typing import NamedTuple
-
 import equinox as eqx
 import jax
 import jax.numpy as jnp
 import numpy as np
 
+from .._resources import check_memory, check_step_count
 from .continuation import SpecialPoint
 from .equilibria import jacobian
-from .shooting import correct, orbit_path, profile
+from .cycle_steps import _Orbit, _Shooter, _trace, floquet  # noqa: F401
+from .shooting import orbit_path
+from .traced import untraced
 
 CYCLE_KINDS = ("fold-of-cycles", "period-doubling", "neimark-sacker")
 
@@ -45,7 +48,8 @@ class PeriodicOrbits(eqx.Module):
     """A branch of periodic orbits: per orbit the parameter ``values`` (N,), ``periods``
     (N,), a point on it (``states``, (N, n)), its ``minima`` and ``maxima`` per state
     (N, n), its Floquet ``multipliers`` (N, n) complex, largest modulus first (one of them
-    is the trivial 1; NaN where they cannot be trusted) and ``stable`` flags; the ``special`` points found on it, the Hopf
+    is the trivial 1; NaN where they cannot be trusted), ``stable`` flags and the
+    estimated relative ``errors`` of the periods (N,); the ``special`` points found on it, the Hopf
     point it started from (``hopf``, or ``None``) and why it ended (``status``)."""
 
     param: str = eqx.field(static=True)
@@ -56,6 +60,7 @@ class PeriodicOrbits(eqx.Module):
     maxima: np.ndarray
     multipliers: np.ndarray
     stable: np.ndarray
+    errors: np.ndarray
     special: tuple[CycleSpecialPoint, ...]
     hopf: SpecialPoint | None
     state_names: tuple[str, ...] = eqx.field(static=True)
@@ -94,62 +99,6 @@ class PeriodicOrbits(eqx.Module):
         return json.dumps(self.to_dict())
 
 
-class _Orbit(NamedTuple):
-    u: np.ndarray  # [x_0 .. x_{m-1}, T, p]
-    tangent: np.ndarray
-    ok: bool
-    steps: int
-    monodromy: np.ndarray
-    flow: np.ndarray  # the unit direction of the flow at x_0: the next phase condition
-
-    @property
-    def multipliers(self) -> np.ndarray:
-        """Largest modulus first; NaN where they cannot be trusted: the monodromy matrix
-        passes 1e8 or its trivial multiplier is off 1 by 1e-5 (rounding near a homoclinic
-        orbit or on a canard, or too few steps)."""
-        values = np.linalg.eigvals(self.monodromy).astype(complex)
-        if not (np.min(np.abs(values - 1.0)) <= 1e-5 and np.linalg.norm(self.monodromy) < 1e8):
-            return np.full_like(values, np.nan)
-        return values[np.argsort(-np.abs(values), kind="stable")]
-
-
-class _Shooter:
-    """The shooting corrector with the model, mesh and tolerances bound."""
-
-    def __init__(self, model, param, t, n, segments, steps, period, tol, max_newton):
-        self.model, self.param, self.t, self.n = model, param, jnp.asarray(t, float), n
-        self.m, self.k = segments, max(1, round(steps / segments))
-        self.mesh = np.full((self.m, self.k), 1.0 / (self.m * self.k))  # RK4 steps
-        self.weights = np.concatenate([np.full(self.m * n, 1.0 / self.m),
-                                       [1.0 / period**2, 1.0]])
-        self.tol, self.max_newton = tol, max_newton
-
-    def correct(self, u0, c, ds, guess, ref, direction, orient) -> _Orbit:
-        arrays = [jnp.asarray(a, float) for a in (u0, c, ds, guess, ref, direction, orient,
-                                                   self.weights, self.mesh)]
-        out = correct(self.model, self.param, self.t, *arrays, self.tol, self.max_newton)
-        u, w, ok, steps, monodromy, flow = jax.device_get(out)
-        return _Orbit(u, w, bool(ok), int(steps), monodromy, flow)
-
-    def step(self, point: _Orbit, ds: float) -> _Orbit:
-        """The orbit at arclength ``ds`` along ``point``'s tangent."""
-        return self.correct(point.u, self.weights * point.tangent, ds,
-                            point.u + ds * point.tangent, point.u[:self.n], point.flow,
-                            point.tangent)
-
-    def hold(self, point: _Orbit, value: float, guess) -> _Orbit:
-        """The orbit at ``param = value``, from ``guess``."""
-        last = np.zeros_like(point.u)
-        last[-1] = 1.0
-        return self.correct(point.u, last, value - point.u[-1], guess, point.u[:self.n],
-                            point.flow, point.tangent)
-
-    def path(self, point: _Orbit) -> np.ndarray:
-        """``point``'s orbit through its shooting points, ``(m k + 1, n)``."""
-        return np.asarray(profile(self.model, self.param, self.t, jnp.asarray(point.u),
-                                  jnp.asarray(self.mesh)))
-
-
 def _rotated(q) -> np.ndarray:
     """``q e^{i phi}`` with real and imaginary parts orthogonal, the real part longer."""
     a, b = q.real, q.imag
@@ -175,7 +124,7 @@ def _from_hopf(shooter, model, param, hopf, t) -> _Orbit:
     v = np.concatenate([(q[None, :] * np.exp(1j * theta)[:, None]).real.ravel(), [0.0, 0.0]])
     v /= np.sqrt(v @ (shooter.weights * v))
     monodromy = np.asarray(jax.scipy.linalg.expm(jac * period))
-    return _Orbit(np.concatenate([np.tile(x, m), [period, value]]), v, True, 0, monodromy,
+    return _Orbit(np.concatenate([np.tile(x, m), [period, value]]), v, True, 0, monodromy[None],
                   -q.imag / np.linalg.norm(q.imag))
 
 
@@ -208,7 +157,7 @@ def _from_guess(shooter, model, param, state, period, t, direction) -> _Orbit:
         raise ValueError("the state given is an equilibrium, not a point on an orbit")
     orient = np.zeros_like(guess)
     orient[-1] = direction
-    seed = _Orbit(guess, orient, True, 0, np.eye(len(x)), flow / np.linalg.norm(flow))
+    seed = _Orbit(guess, orient, True, 0, np.eye(len(x))[None], flow / np.linalg.norm(flow))
     first = shooter.hold(seed, value, guess)
     if not first.ok:
         raise ValueError(f"no periodic orbit found near the state and period given at "
@@ -229,72 +178,6 @@ def _extremes(path) -> tuple[np.ndarray, np.ndarray]:
         safe = np.where(curve == 0, 1.0, curve)
         out.append(np.where(curve == 0, y1, y1 - (y2 - y0) ** 2 / (8 * safe)))
     return out[0], out[1]
-
-
-def _radius(path) -> float:
-    """The root-mean-square distance of a closed path from its mean."""
-    ys = path[:-1]
-    return float(np.sqrt(np.mean(np.sum((ys - ys.mean(axis=0)) ** 2, axis=1))))
-
-
-def _ended(shooter, points, radii, max_period, first, lost) -> str | None:
-    """Why the branch ends at its last orbit, if it does: a long period, one grown by half
-    since the multipliers stopped being trusted (at period ``lost``), or an orbit shrunk
-    to a point (``first``: the first orbit whose size counts)."""
-    u, name = points[-1].u, shooter.param
-    where = f"{name}={u[-1]:g}"
-    if u[-2] > max_period:
-        return f"the period passed {max_period:g} at {where} (a homoclinic orbit?)"
-    if lost is not None and u[-2] > 1.5 * lost:
-        return (f"the period grew by half while the multipliers could not be trusted, at "
-                f"{where} (a homoclinic orbit?)")
-    sizes = radii[first:-1]
-    if sizes and radii[-1] < min(0.5 * sizes[0], 1e-3 * max(sizes)):
-        return f"shrank to an equilibrium at {where} (a Hopf point)"
-    return None
-
-
-def _trace(shooter, points, paths, bounds, ds, ds_min, ds_max, max_points, max_period,
-           first):
-    """Step along the branch from ``points[-1]`` until the parameter leaves ``bounds``
-    or :func:`_ended` says it ends."""
-    lo, hi = bounds
-    steps, status, radii = [], "reached max_points", [_radius(path) for path in paths]
-    lost = None  # the period where the multipliers stopped being trusted
-
-    def accept(new, step):
-        path = shooter.path(new)
-        points.append(new)
-        paths.append(path)
-        radii.append(_radius(path))
-        steps.append(step)
-
-    while len(points) < max_points:
-        point = points[-1]
-        new = shooter.step(point, ds)
-        if not new.ok or new.tangent @ (shooter.weights * point.tangent) < 0.9:
-            ds /= 2
-            if ds < ds_min:
-                status = "step size fell below ds_min"
-                break
-            continue
-        p = new.u[-1]
-        if not lo <= p <= hi:  # land on the end of the range and stop
-            bound = hi if p > hi else lo
-            new = shooter.hold(point, bound, point.u + (bound - point.u[-1]) /
-                               (p - point.u[-1]) * (new.u - point.u))
-            if new.ok:
-                accept(new, float((shooter.weights * point.tangent) @ (new.u - point.u)))
-            status = f"left the range at {bound:g}"
-            break
-        accept(new, ds)
-        lost = None if np.isfinite(new.multipliers[0]) else lost or new.u[-2]
-        status = _ended(shooter, points, radii, max_period, first, lost)
-        if status is not None:
-            break
-        if new.steps <= 5:  # Newton's last step only confirms
-            ds = min(1.5 * ds, ds_max)
-    return steps, status or "reached max_points"
 
 
 def _doubling(point) -> float | None:
@@ -365,7 +248,13 @@ def _specials(shooter, points, steps, first) -> tuple[CycleSpecialPoint, ...]:
             special = _special(kind, orbit, shooter)
             if special is not None:
                 found.append((k, special))
-    return tuple(s for _, s in sorted(found, key=lambda item: (item[0], item[1].value)))
+    unique = []  # a point passed twice (where the branch came back onto itself) once
+    for _, special in sorted(found, key=lambda item: (item[0], item[1].value)):
+        if not any(s.kind == special.kind and np.isclose(s.value, special.value, rtol=1e-6,
+                                                         atol=1e-9)
+                   and np.isclose(s.period, special.period, rtol=1e-6) for s in unique):
+            unique.append(special)
+    return tuple(unique)
 
 
 def _check(model, param, lo, hi, segments, steps):
@@ -378,6 +267,10 @@ def _check(model, param, lo, hi, segments, steps):
     if segments < 1 or steps < segments:
         raise ValueError(f"need 1 <= segments <= steps, got segments={segments}, "
                          f"steps={steps}")
+    n = len(model.state_names)  # the mesh of step sizes and a state at every step
+    check_step_count(steps, f"{steps:,} RK4 steps per period", "use fewer steps")
+    check_memory(steps * (1 + n) * 8, f"{steps:,} steps per period ({n} states)",
+                 "use fewer steps")
 
 
 def _period(start) -> float:
@@ -407,8 +300,8 @@ def periodic_orbits(model, param: str, start, lo: float, hi: float, *, t: float 
                     segments: int = 16, steps: int = 400, ds: float | None = None,
                     ds_min: float | None = None, ds_max: float | None = None,
                     max_points: int = 1000, max_period: float | None = None,
-                    direction: int = 1, tol: float = 1e-10,
-                    max_newton: int = 12) -> PeriodicOrbits:
+                    direction: int = 1, tol: float = 1e-10, max_newton: int = 12,
+                    rtol: float = 1e-6, max_steps: int = 20_000) -> PeriodicOrbits:
     """Continue periodic orbits of an autonomous ``model`` in ``param`` while it stays in
     ``[lo, hi]``.
 
@@ -423,16 +316,23 @@ def periodic_orbits(model, param: str, start, lo: float, hi: float, *, t: float 
     ``max_period`` (default 20 times the first) or grows by half while the multipliers
     cannot be trusted (both: a homoclinic orbit is near), the orbit shrinks to a point,
     or ``max_points`` orbits are on it. Folds of cycles, period doublings and
-    Neimark-Sacker points are located to about 1e-12 of a step. Where rounding spoils
+    Neimark-Sacker points are located to about 1e-12 of a step. Each orbit's period
+    error is estimated (Richardson with half steps, ``errors``); where it passes ``rtol``
+    the steps per period grow (up to ``max_steps``) and the orbit is found again, and a
+    branch that still misses ``rtol`` says so in its ``status``. Where rounding spoils
     the multipliers (near a homoclinic orbit, on a canard) they are NaN and the orbit is
     not counted stable.
     """
+    untraced("periodic_orbits", model, lo, hi)
     lo, hi = float(lo), float(hi)
     _check(model, param, lo, hi, segments, steps)
+    _check(model, param, lo, hi, segments, max(int(max_steps), int(steps)))
     n = len(np.asarray(model.initial_state()))
     shooter = _Shooter(model, param, t, n, int(segments), int(steps), _period(start), tol,
-                       max_newton)
+                       max_newton, float(rtol), max(int(max_steps), int(steps)))
     first = _first(shooter, model, param, start, t, 1 if direction > 0 else -1)
+    while shooter.refine(first.error):
+        first = _first(shooter, model, param, start, t, 1 if direction > 0 else -1)
     if not lo <= first.u[-1] <= hi:
         raise ValueError(f"the first orbit is at {param}={first.u[-1]:g}, outside "
                          f"[{lo:g}, {hi:g}]")
@@ -444,10 +344,14 @@ def periodic_orbits(model, param: str, start, lo: float, hi: float, *, t: float 
                                  span * 1e-9 if ds_min is None else float(ds_min),
                                  span / 25 if ds_max is None else float(ds_max),
                                  max_points, max_period, int(isinstance(start, SpecialPoint)))
-    return _result(shooter, points, paths, steps_taken, status, start, (lo, hi), t)
+    errors = np.array([point.error for point in points])
+    if np.max(errors) > rtol:
+        status += (f"; periods to about {np.max(errors):.1e}, short of rtol={rtol:g} "
+                   f"with {shooter.m * shooter.k} steps")
+    return _result(shooter, points, paths, steps_taken, status, start, (lo, hi), t, errors)
 
 
-def _result(shooter, points, paths, steps, status, start, bounds, t) -> PeriodicOrbits:
+def _result(shooter, points, paths, steps, status, start, bounds, t, errors) -> PeriodicOrbits:
     hopf = start if isinstance(start, SpecialPoint) else None
     us = np.array([p.u for p in points])
     multipliers = np.array([p.multipliers for p in points])
@@ -462,7 +366,7 @@ def _result(shooter, points, paths, steps, status, start, bounds, t) -> Periodic
     return PeriodicOrbits(
         param=shooter.param, values=us[:, -1], periods=us[:, -2], states=us[:, :n],
         minima=np.array([e[0] for e in extremes]), maxima=np.array([e[1] for e in extremes]),
-        multipliers=multipliers, stable=stable,
+        multipliers=multipliers, stable=stable, errors=errors,
         special=_specials(shooter, points, steps, 1 if hopf is not None else 0), hopf=hopf,
         state_names=tuple(model.state_names), bounds=bounds, status=status,
         steps=shooter.m * shooter.k, t=float(t), model=model)

@@ -8,10 +8,9 @@ traced values (a mesh adapted to the orbit does not recompile). The unknowns are
 (cyclically), a Poincare phase condition ``(x_0 - r) . d = 0`` and one more row ``c``
 (the arclength, or the parameter held fixed). The Jacobian is assembled from each
 segment's exact ``jax.jacfwd``; the monodromy matrix is the product of the segments'
-state Jacobians, so its eigenvalues are the Floquet multipliers.
+state Jacobians (returned one by one: their product is ill-conditioned on strongly
+unstable orbits, so the multipliers are taken from the blocks, see ``periodic.py``).
 """
-
-import functools
 
 import equinox as eqx
 import jax
@@ -77,7 +76,8 @@ def _velocity(f, u, m):
 def correct(model, param, t, u0, c, ds, guess, ref, direction, orient, weights, mesh, tol,
             max_steps):
     """Newton on ``[phi(x_i) - x_{i+1}; (x_0 - ref) . direction; c . (u - u0) - ds]``
-    from ``guess``. Returns ``(u, tangent, ok, newton steps, monodromy, flow direction)``;
+    from ``guess``. Returns ``(u, tangent, ok, newton steps, segment Jacobians (m, n, n),
+    flow direction, relative error of the period)``;
     the unit tangent (in the ``weights`` norm) is oriented along ``orient``."""
     f, m = _field(model, param, t), mesh.shape[0]
 
@@ -99,16 +99,27 @@ def correct(model, param, t, u0, c, ds, guess, ref, direction, orient, weights, 
         return (i < max_steps) & ~done & jnp.all(jnp.isfinite(u))
 
     u, steps, done = jax.lax.while_loop(going, body, (guess, 0, jnp.array(False)))
-    _, _, a, b, cp = _blocks(f, u, mesh)
+    xs, ends, a, b, cp = _blocks(f, u, mesh)
     flow = _velocity(f, u, m)
     last = jnp.zeros_like(u).at[-1].set(1.0)
-    w = jnp.linalg.solve(jnp.concatenate([_jacobian(a, b, cp, flow), (weights * orient)[None]]),
-                         last)
+    jac = _jacobian(a, b, cp, flow)
+    w = jnp.linalg.solve(jnp.concatenate([jac, (weights * orient)[None]]), last)
     w = w / jnp.sqrt(w @ (weights * w))
-    monodromy = functools.reduce(lambda acc, ai: ai @ acc, list(a), jnp.eye(a.shape[1]))
-    ok = done & jnp.all(jnp.isfinite(u)) & jnp.all(jnp.isfinite(w)) \
-        & jnp.all(jnp.isfinite(monodromy))
-    return u, w, ok, steps, monodromy, flow
+    ok = done & jnp.all(jnp.isfinite(u)) & jnp.all(jnp.isfinite(w)) & jnp.all(jnp.isfinite(a))
+    return u, w, ok, steps, a, flow, _period_error(f, u, xs, ends, jac, mesh)
+
+
+def _period_error(f, u, xs, ends, jac, mesh):
+    """The relative error of the period, estimated by Richardson: one Newton step (with
+    this mesh's Jacobian, the parameter held) towards the orbit on the mesh of half steps
+    moves the period by ``dT``; RK4's error being ``O(h^4)``, this mesh's error is
+    ``16/15 dT``."""
+    period, p = u[-2], u[-1]
+    fine = jnp.repeat(mesh / 2, 2, axis=1)
+    fine_ends = jax.vmap(lambda x, hs: _segment(f, x, period, p, hs)[0])(xs, fine)
+    held = jnp.concatenate([jac, jnp.zeros_like(u).at[-1].set(1.0)[None]])
+    du = jnp.linalg.solve(held, jnp.concatenate([(ends - fine_ends).ravel(), jnp.zeros(2)]))
+    return jnp.abs(du[-2]) * (16.0 / 15.0) / period
 
 
 @eqx.filter_jit
@@ -127,3 +138,11 @@ def profile(model, param, t, u, mesh):
     xs, period, p = _unpack(u, mesh.shape[0])
     paths = jax.vmap(lambda x, hs: _segment(f, x, period, p, hs)[1])(xs, mesh)
     return jnp.concatenate([xs[:1], paths.reshape(-1, xs.shape[1])])
+
+
+@eqx.filter_jit
+def speeds(model, param, t, u, m):
+    """``f(x_i)`` at each shooting point of ``u``, ``(m, n)``."""
+    f = _field(model, param, t)
+    xs, _, p = _unpack(u, m)
+    return jax.vmap(lambda x: f(x, p))(xs)

@@ -11,9 +11,8 @@ import functools
 import inspect
 import math
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator
 
-import equinox as eqx
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -21,12 +20,13 @@ import numpy as np
 from .. import _sharding
 from .._result import Result
 from .._settings import DEFAULTS, SolveSettings, solve_arguments
-from .._simulate import DEFAULT_N_SAVE, simulate
-from .._steppers.catalog import resolve_solver
+from .._simulate import simulate
+from .diagnosis import covariance, notes
 from .methods import method_name, resolve_method
-from .observations import Observations, as_observations, sigma_array
-from .problem import Problem, check_model, make_scale, split_params, start_points
+from .observations import Observations, as_observations
+from .problem import check_model, start_points
 from .run import Runner
+from .setup import setup
 
 DEFAULT_MAX_STEPS = {"lm": 200, "gauss_newton": 200, "dogleg": 200, "bfgs": 500, "adam": 2000}
 DEFAULT_CHUNK = {"adam": 50}
@@ -63,6 +63,9 @@ class FitResult:
     after each optimizer step (the lowest over the starts); ``result`` a
     :class:`Result` code, explained by ``message``. A fit read from a session file has
     its ``name`` there (and NaN for what the file does not keep, such as each start).
+    ``run``: the fitted model's :class:`Trajectory` over the fit's span, computed when the
+    fit ended (saving writes it, never simulates). ``null_directions`` (k, P): unit
+    vectors of parameter changes the data do not determine (see :attr:`notes`).
     """
 
     names: tuple[str, ...]
@@ -93,6 +96,8 @@ class FitResult:
     stopped: bool = False
     n_devices: int = 1
     name: str | None = None
+    null_directions: np.ndarray | None = None
+    run: object = None
 
     @property
     def ok(self) -> bool:
@@ -100,9 +105,28 @@ class FitResult:
 
     @property
     def message(self) -> str:
+        """How the optimizer ended, then what the statistics say against the fit."""
+        return "; ".join((self.ended, *self.notes))
+
+    @property
+    def ended(self) -> str:
+        """How the optimizer ended ("converged": it stopped where its steps became small)."""
         if self.stopped:
             return f"stopped after {self.n_steps} steps, before converging"
         return _MESSAGES[self.result]
+
+    @property
+    def notes(self) -> tuple[str, ...]:
+        """What the statistics say against trusting the fit, one sentence each: more
+        parameters than data, combinations the data do not determine, a reduced χ² far
+        from 1 with the noise given. Empty when they say nothing against it."""
+        return notes(self.names, [self.params[n] for n in self.names], self.null_directions,
+                     self.n_data, self.dof, self.chi2, self.absolute_sigma)
+
+    @property
+    def good(self) -> bool:
+        """The optimizer converged and the statistics say nothing against the fit."""
+        return self.ok and not self.notes
 
     @property
     def reduced_chi2(self) -> float:
@@ -113,14 +137,18 @@ class FitResult:
         return self.params[name] - k * self.stderr[name], self.params[name] + k * self.stderr[name]
 
     def trajectory(self, **overrides):
-        """The fitted model simulated over the fit's time span (settings as fitted)."""
+        """The fitted model over the fit's time span (settings as fitted): the run the fit
+        kept, or simulated anew when it has none or ``overrides`` change a setting."""
+        if self.run is not None and not overrides:
+            return self.run
         settings = {**self.settings, **overrides}
         return simulate(self.model, settings.pop("t1"), throw=False, **settings)
 
     def summary(self) -> str:
         """A table of the fitted values, standard errors and the fit's statistics."""
-        lines = [f"{self.method} fit: {self.message} after {self.n_steps} steps; "
+        lines = [f"{self.method} fit: {self.ended} after {self.n_steps} steps; "
                  f"chi^2 = {self.chi2:.6g} for {self.n_data} values ({self.dof} dof)"]
+        lines.extend(f"  but: {note}" for note in self.notes)
         for name in self.names:
             lines.append(f"  {name:>12} = {self.params[name]:.6g} +/- {self.stderr[name]:.3g}")
         return "\n".join(lines)
@@ -136,8 +164,9 @@ class FitProgress:
 
     ``losses[i]`` and ``parameters[i]`` are the lowest loss over the starts after step
     ``step - len(losses) + i + 1`` and the scalar parameters of the start that has it;
-    ``start_losses`` the current loss of every start. The last progress of a fit has
-    ``done`` set and carries the :class:`FitResult`.
+    ``start_losses`` the current loss of every start, ``start_params`` its scalar
+    parameters (n_starts, P) and ``start_done`` whether it has finished. The last progress
+    of a fit has ``done`` set and carries the :class:`FitResult`.
     """
 
     step: int
@@ -147,6 +176,8 @@ class FitProgress:
     names: tuple[str, ...]
     done: bool = False
     result: FitResult | None = None
+    start_params: np.ndarray | None = None
+    start_done: np.ndarray | None = None
 
     @property
     def loss(self) -> float:
@@ -197,8 +228,10 @@ def fit_stream(model, data, params=None, *, sigma=None, method="lm", t0=None, t1
         devices: the devices the starts are laid over (default all of them, at most
             one per start), as :func:`difflab.sweep` takes them.
 
-    Send ``"stop"`` to the generator to end the fit early: it answers the
-    :class:`FitResult` of the steps so far.
+    Everything is checked before this returns (a bad value raises ``ValueError`` at
+    once, a fit whose simulations would exceed the step limit included); the optimizer
+    runs as the generator is advanced. Send ``"stop"`` to the generator to end the fit
+    early: it answers the :class:`FitResult` of the steps so far.
     """
     started = time.perf_counter()
     check_model(model)
@@ -212,7 +245,7 @@ def fit_stream(model, data, params=None, *, sigma=None, method="lm", t0=None, t1
         raise ValueError("fit_max_steps and chunk_size must be at least 1")
     solve = solve_arguments(settings, FIT_DEFAULTS, t0=t0, t1=t1, dt=dt, solver=solver,
                             n_save=n_save, y0=y0, rtol=rtol, atol=atol, max_steps=max_steps)
-    problem, scales, args, settings, absolute = _setup(
+    problem, scales, args, settings, absolute = setup(
         model, obs, params, solve, bounds=bounds, log_scale=log_scale, sigma=sigma)
     args["optimizer"] = {"rtol": jnp.asarray(fit_rtol, float),
                          "atol": jnp.asarray(fit_atol, float),
@@ -227,14 +260,23 @@ def fit_stream(model, data, params=None, *, sigma=None, method="lm", t0=None, t1
         return _result(runner, outcome, model, obs, settings, absolute, name, fit_max_steps,
                        learning_rate, started, stopped)
 
+    return _advance(runner, result, fit_max_steps)
+
+
+def _advance(runner, result, fit_max_steps) -> Iterator[FitProgress]:
+    """The chunks of a fit set up (and checked) by ``fit_stream``."""
+    names = runner.problem.names
     while runner.steps < fit_max_steps and not runner.all_done:
         step, losses, parameters, start_losses = runner.advance(fit_max_steps - runner.steps)
-        command = yield FitProgress(step, losses, parameters, start_losses, problem.names)
+        command = yield FitProgress(step, losses, parameters, start_losses, names,
+                                    start_params=runner.last_params.copy(),
+                                    start_done=runner.done.copy())
         if command == "stop":
             yield result(stopped=True)
             return
-    yield FitProgress(runner.steps, np.zeros(0), np.zeros((0, len(problem.names))),
-                      runner.last_loss.copy(), problem.names, True, result())
+    yield FitProgress(runner.steps, np.zeros(0), np.zeros((0, len(names))),
+                      runner.last_loss.copy(), names, True, result(),
+                      runner.last_params.copy(), runner.done.copy())
 
 
 def _with_arguments_of(stream):
@@ -286,75 +328,6 @@ def fit(model, data, params=None, *, callback: Callable | None = None, throw: bo
     return result
 
 
-# -- setting up -----------------------------------------------------------------------
-
-
-def _setup(model, obs, params, solve, *, bounds, log_scale, sigma):
-    scalars, arrays = split_params(model, params)
-    scales = tuple(_scale(model, n, bounds, log_scale) for n in scalars)
-    for name in bounds or {}:
-        if name not in scalars:
-            raise ValueError(f"bounds name {name!r}, which is not a fitted scalar parameter")
-    index = tuple(model.state_index(s) if s in model.state_names else _unknown_state(model, s)
-                  for s in obs.states)
-    settings = _span(obs, solve, model)
-    static = {k: settings[k] for k in ("solver", "n_save", "max_steps") if k in settings}
-    problem = Problem(scalars, tuple(s.kind for s in scales), arrays,
-                      eqx.partition(model, eqx.is_array)[1], index, tuple(sorted(static.items())))
-    sd, absolute = _noise(obs, sigma)
-    f = jnp.result_type(float)
-    traced = {k: None if settings.get(k) is None else jnp.asarray(settings[k], f)
-              for k in ("t0", "t1", "dt", "y0", "rtol", "atol")}
-    args = {"model": eqx.partition(model, eqx.is_array)[0], **traced,
-            "t_obs": jnp.asarray(obs.t, f), "y_obs": jnp.asarray(np.nan_to_num(obs.y), f),
-            "mask": jnp.asarray(np.isfinite(obs.y)), "weight": jnp.asarray(1.0 / sd, f),
-            "bounds": jnp.asarray([[s.lo, s.hi] for s in scales], f).reshape(-1, 2)}
-    return problem, scales, args, settings, absolute
-
-
-def _span(obs, solve, model) -> dict:
-    """The simulation's settings, checked against the observed times (``None`` left out)."""
-    t0 = float(solve["t0"])
-    t1 = float(obs.t.max() if solve["t1"] is None else solve["t1"])
-    if not t1 > t0 or obs.t.min() < t0 or obs.t.max() > t1:
-        raise ValueError(f"the observations span [{obs.t.min():g}, {obs.t.max():g}], which "
-                         f"must lie within (t0, t1] = ({t0:g}, {t1:g}]")
-    n_save, dt = solve["n_save"], solve["dt"]
-    if n_save is None and dt is not None and not resolve_solver(solve["solver"], model).adaptive:
-        n_save = min(DEFAULT_N_SAVE, math.ceil((t1 - t0) / float(dt) * (1 - 1e-12)) + 1)
-    settings = {**solve, "t0": t0, "t1": t1, "n_save": n_save}
-    settings.pop("key", None)
-    return {k: v for k, v in settings.items() if v is not None}
-
-
-def _unknown_state(model, state):
-    raise ValueError(f"the data observe {state!r}, which is not a state of "
-                     f"{type(model).__name__} ({', '.join(model.state_names)})")
-
-
-def _scale(model, name, bounds, log_scale):
-    spec = model.parameter_specs()[name]
-    chosen = bounds[name] if bounds and name in bounds else spec.bounds
-    if isinstance(log_scale, Mapping):
-        log = log_scale.get(name)
-    elif isinstance(log_scale, (list, tuple, set)):
-        log = name in log_scale
-    else:
-        log = log_scale
-    return make_scale(name, float(getattr(model, name)), chosen, log)
-
-
-def _noise(obs: Observations, sigma):
-    if sigma is not None:
-        return sigma_array(sigma, obs.y.shape, obs.states), True
-    if obs.sigma is not None:
-        sd = obs.sigma
-        if np.any(np.isfinite(obs.y) & ~np.isfinite(sd)):
-            raise ValueError("the data's sigma is missing for some observed values")
-        return np.where(np.isfinite(sd), sd, 1.0), True
-    return np.ones(obs.y.shape), False
-
-
 # -- the result -------------------------------------------------------------------------
 
 
@@ -365,13 +338,11 @@ def _result(runner, outcome, model, obs, settings, absolute, name, max_steps,
     n_free = sum(int(np.size(x)) for x in jax.tree.leaves(o.u["free"]))
     dof = n_data - len(problem.names) - n_free
     chi2 = float(np.sum(o.residuals ** 2))
-    cov = _covariance(o.jacobian, chi2, dof, absolute)
-    se = np.sqrt(np.clip(np.diag(cov), 0, None)) if cov.size else np.zeros(0)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        corr = cov / np.outer(se, se) if cov.size else cov
+    c = covariance(o.jacobian, chi2, dof, absolute)
     return FitResult(
         names=problem.names, params=dict(zip(problem.names, map(float, o.params))),
-        stderr=dict(zip(problem.names, map(float, se))), covariance=cov, correlation=corr,
+        stderr=dict(zip(problem.names, map(float, c.stderr))), covariance=c.covariance,
+        correlation=c.correlation, null_directions=c.null_directions, run=_fitted_run(o.model, settings),
         model=o.model, start_model=model, loss=0.5 * chi2, chi2=chi2, n_data=n_data, dof=dof,
         absolute_sigma=absolute, loss_history=o.history, parameter_history=o.param_history,
         result=o.result, n_steps=runner.steps, method=name, start_losses=o.start_losses,
@@ -380,16 +351,8 @@ def _result(runner, outcome, model, obs, settings, absolute, name, max_steps,
         wall_time=time.perf_counter() - started, stopped=stopped, n_devices=runner.mesh.size)
 
 
-def _covariance(jac, chi2, dof, absolute) -> np.ndarray:
-    """``(J^T J)^-1`` (pseudo-inverse where singular), times ``chi2 / dof`` unless the
-    noise level was given."""
-    if jac.size == 0:
-        return np.zeros((jac.shape[-1], jac.shape[-1]))
-    jtj = jac.T @ jac
-    cov = np.linalg.pinv(jtj, rcond=1e-12, hermitian=True)
-    singular = np.linalg.matrix_rank(jtj, hermitian=True) < jtj.shape[0]
-    if singular:
-        cov = np.where(np.eye(len(cov), dtype=bool), np.inf, np.nan)
-    if not absolute:
-        cov = cov * (chi2 / dof if dof > 0 else np.inf)
-    return cov
+def _fitted_run(model, settings):
+    """The fitted model's run, kept with the fit so that showing or saving it never
+    simulates again."""
+    rest = {k: v for k, v in settings.items() if k != "t1"}
+    return simulate(model, settings["t1"], throw=False, **rest)

@@ -11,6 +11,7 @@ import jax
 import jax.numpy as jnp
 
 from .._result import Result
+from .linear import PlainQR
 
 _NOT_FINITE_LIMIT = 20  # Adam skips non-finite steps, and gives up after this many in a row
 
@@ -46,9 +47,12 @@ class Optimistix(eqx.Module):
 
         if self.solver_object is not None:
             return self.solver_object
-        make = {"lm": optx.LevenbergMarquardt, "bfgs": optx.BFGS, "dogleg": optx.Dogleg,
+        if self.name == "bfgs":
+            return optx.BFGS(rtol=opt["rtol"], atol=opt["atol"])
+        make = {"lm": optx.LevenbergMarquardt, "dogleg": optx.Dogleg,
                 "gauss_newton": optx.GaussNewton}[self.name]
-        return make(rtol=opt["rtol"], atol=opt["atol"])
+        # no LAPACK call: batched over starts, it can wedge the CPU's threads (linear.py)
+        return make(rtol=opt["rtol"], atol=opt["atol"], linear_solver=PlainQR())
 
     def objective(self, problem):
         if self.least_squares:

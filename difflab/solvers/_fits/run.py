@@ -39,7 +39,12 @@ class Runner:
 
     @property
     def all_done(self) -> bool:
-        return bool(np.all(_sharding.local_rows(self.status["done"])[: self.n_starts]))
+        return bool(np.all(self.done))
+
+    @property
+    def done(self) -> np.ndarray:
+        """Which starts have finished, shape (n_starts,)."""
+        return np.asarray(_sharding.local_rows(self.status["done"]))[: self.n_starts]
 
     def _params(self, u_rows):
         return np.stack([[float(s.value(u)) for s, u in zip(self.scales, row)]

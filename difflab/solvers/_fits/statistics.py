@@ -2,7 +2,7 @@
 
 ``chi2 = sum(((data - model) / sigma)^2)`` over the observed values, ``reduced_chi2 =
 chi2 / (N - p)``; the covariance is the fit's Gauss-Newton ``(J^T J)^-1``, which the fit
-scales by the reduced chi-square when the noise level was not given.
+scales by the reduced chi-square when the noise level was not given (see ``diagnosis``).
 """
 
 import dataclasses
@@ -21,7 +21,8 @@ class FitStatistics:
 
     ``residuals[i, j]``: observed minus fitted value of ``states[j]`` at ``t[i]`` (NaN
     where not observed); ``sigma``: the noise level each was weighted by (1 where the
-    noise is unknown); ``values``, ``stderr``, ``correlation``: in the order of ``names``.
+    noise is unknown); ``values``, ``stderr``, ``correlation``: in the order of ``names``;
+    ``notes``: what the statistics say against the fit (:attr:`FitResult.notes`).
     """
 
     names: tuple[str, ...]
@@ -35,6 +36,7 @@ class FitStatistics:
     states: tuple[str, ...]
     residuals: np.ndarray
     sigma: np.ndarray
+    notes: tuple[str, ...] = ()
 
     @property
     def chi2(self) -> float:
@@ -52,15 +54,7 @@ class FitStatistics:
                 f"freedom; reduced χ² = {self.reduced_chi2:.4g}")
         if not self.sigma_given:
             text += " (noise unknown: the errors are scaled by the reduced χ²)"
-        return text
-
-
-def correlation_of(covariance: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The standard errors and the correlation matrix ``cov / outer(sd, sd)`` of a covariance."""
-    cov = np.asarray(covariance, dtype=float)
-    sd = np.sqrt(np.clip(np.diag(cov), 0.0, None)) if cov.size else np.zeros(0)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return sd, cov / np.outer(sd, sd)
+        return text + "".join(f". But {note}" for note in self.notes)
 
 
 def predicted_values(fit: FitResult) -> np.ndarray:
@@ -90,10 +84,10 @@ def fit_statistics(fit: FitResult, predicted: np.ndarray | None = None,
                          f"{data.y.shape}")
     sd = sigma if sigma is not None else data.sigma
     noise = np.ones(data.y.shape) if sd is None else np.broadcast_to(sd, data.y.shape)
-    stderr, corr = correlation_of(fit.covariance)
     return FitStatistics(
         names=tuple(fit.names), values=np.array([fit.params[n] for n in fit.names]),
-        stderr=stderr, correlation=corr, n_data=fit.n_data, dof=fit.dof,
+        stderr=np.array([fit.stderr[n] for n in fit.names], dtype=float),
+        correlation=np.asarray(fit.correlation, dtype=float), notes=tuple(fit.notes), n_data=fit.n_data, dof=fit.dof,
         sigma_given=bool(fit.absolute_sigma), t=np.asarray(data.t),
         states=tuple(data.states), residuals=data.y - predicted,
         sigma=np.asarray(noise, dtype=float))

@@ -10,6 +10,10 @@ from .catalog import default_solver as default_solver
 from .catalog import resolve_solver as resolve_solver
 from .catalog import solver_name as solver_name
 from .catalog import solvers_for as solvers_for
+from .etdrk import ETDRK2 as ETDRK2
+from .etdrk import ETDRK4 as ETDRK4
+from .etdrk import AbstractETDRK as AbstractETDRK
+from .etdrk import ETD_SOLVERS as ETD_SOLVERS
 from .fixed import RK4 as RK4
 from .fixed import AbstractStepper as AbstractStepper
 from .fixed import Euler as Euler

@@ -20,6 +20,7 @@ from .._host_checks import without_host_checks
 from .._result import Result, mark_diverged
 from .crossings import Watch
 from .integrate import after_stop, run_stats
+from .linear import with_plain_lu
 
 
 class Adaptive(eqx.Module):
@@ -105,10 +106,11 @@ def _diffeqsolve(adaptive, model, y0, t0, t1, ts, dt0, rtol, atol, max_steps, ad
     """diffrax's solution of ``Adaptive.solve`` (run without diffrax's host checks of its
     arguments, which DiffLab checks before tracing, so that it lowers for any backend)."""
     controller = adaptive.step_controller(rtol, atol)
+    solver = with_plain_lu(adaptive.solver)  # no LAPACK call to wedge the CPU's threads
     if watch is not None:
-        controller = Watched(controller, watch, model, as_stepped(adaptive.solver, controller))
+        controller = Watched(controller, watch, model, as_stepped(solver, controller))
     return diffrax.diffeqsolve(
-        diffrax.ODETerm(lambda t, y, args: model.vector_field(t, y)), adaptive.solver,
+        diffrax.ODETerm(lambda t, y, args: model.vector_field(t, y)), solver,
         t0, t1, dt0, y0, saveat=diffrax.SaveAt(ts=ts, controller_state=True),
         stepsize_controller=controller, max_steps=max_steps, throw=False, adjoint=adjoint)
 

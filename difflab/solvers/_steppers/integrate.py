@@ -120,8 +120,8 @@ class Plan:
         code, dt_stable = fixed_result(self.solver, model, a["t0"], a["t1"], h, ys)
         bad = ~jnp.all(jnp.isfinite(ys), axis=-1)
         first_bad = jnp.where(jnp.any(bad), jnp.argmax(bad), n)
-        t_reached = a["t0"] + save_step(first_bad, n_steps, n) * h
-        return ys, code, run_stats(n_steps, 0, t_reached, h, dt_stable)
+        taken = save_step(first_bad, n_steps, n)  # a failed run's steps: to its failure
+        return ys, code, run_stats(taken, 0, a["t0"] + taken * h, h, dt_stable)
 
     def _run_adaptive(self, model, a):
         ts = jnp.linspace(a["t0"], a["t1"], self.n_save)
@@ -144,9 +144,9 @@ class Plan:
         bad = ~jnp.all(jnp.isfinite(ys), axis=-1)
         first_bad = jnp.where(jnp.any(bad), jnp.argmax(bad), n)
         stopped = rec.stopped_by >= 0
-        t_reached = jnp.where(stopped, rec.t_stop,
-                              a["t0"] + save_step(first_bad, n_steps, n) * h)
-        taken = jnp.where(stopped, jnp.ceil((rec.t_stop - a["t0"]) / h), n_steps)
+        failed_at = save_step(first_bad, n_steps, n)  # n_steps when nothing failed
+        t_reached = jnp.where(stopped, rec.t_stop, a["t0"] + failed_at * h)
+        taken = jnp.where(stopped, jnp.ceil((rec.t_stop - a["t0"]) / h), failed_at)
         ts = a["t0"] + save_step(jnp.arange(self.n_save), n_steps, n) * h
         ys = after_stop(ts, ys, rec)
         return ys, code, run_stats(taken, 0, t_reached, h, dt_stable), watch.finish(rec)

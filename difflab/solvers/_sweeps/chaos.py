@@ -14,6 +14,7 @@ import jax
 import jax.numpy as jnp
 
 from .._analysis.lyapunov import _rk4, _tangent
+from .._resources import check_step_count
 from .spec import SpecObservable, number_text, spec_text
 
 DEFAULT_DT = 0.01
@@ -30,6 +31,8 @@ class LargestLyapunov(SpecObservable):
                 raise ValueError(f"lyapunov: {name} must be a positive number, got {value:g}")
         if isinstance(every, bool) or int(every) != every or every < 1:
             raise ValueError(f"lyapunov: every must be a whole number of steps >= 1, got {every!r}")
+        check_step_count(t / dt, f"lyapunov({t:g}) in RK4 steps of dt = {dt:g}",
+                         "lower its time or raise its dt")
         self.t, self.dt, self.every = t, dt, int(every)
 
     @property

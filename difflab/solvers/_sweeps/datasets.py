@@ -7,7 +7,18 @@ xarray is imported on use; DiffLab does not depend on it. ``difflab.io`` uses
 import numpy as np
 
 _AFTER_POINT = {1: (), 2: ("state",), 3: ("time", "state")}  # a variable's dims after its points
-TIME_ATTRS = {"units": "s", "long_name": "time", "standard_name": "time", "axis": "T"}
+UNDECLARED = "units not declared by the model"
+
+
+def _unit_attrs(unit) -> dict:
+    """``units`` where the model declares them; else a comment saying so (never a guess)."""
+    return {"units": unit} if unit else {"comment": UNDECLARED}
+
+
+def _state_attrs(model, state_names) -> dict:
+    units = {model.state_unit(s) for s in state_names} if hasattr(model, "state_unit") else {None}
+    return {"long_name": "state", **(_unit_attrs(units.pop()) if len(units) == 1 else
+                                     {"comment": "units differ by state"})}
 
 
 def index_dimension(observable: str) -> str:
@@ -67,12 +78,15 @@ def sweep_dataset(columns: dict, shape, gridded: bool, time, state_names, variab
 def result_dataset(res):
     """A :class:`SweepResult` as a Dataset (see :func:`sweep_dataset`)."""
     space = res.space
-    variables = {"y": (res.y, {"long_name": "state"}),
+    model = getattr(res, "model", None)
+    variables = {"y": (res.y, _state_attrs(model, res.state_names)),
                  "result": (res.result, {"long_name": "result code"}),
                  "steps": (res.steps, {"long_name": "steps taken"}),
                  **{n: _observable(n, v) for n, v in res.observables.items()}}
     return sweep_dataset(space.columns, space.shape, space.kind == "grid",
-                         (res.ts, dict(TIME_ATTRS)), res.state_names, variables,
+                         (res.ts, {"long_name": "simulation time",
+                                   **_unit_attrs(getattr(model, "time_unit", None))}),
+                         res.state_names, variables,
                          {"space_kind": space.kind})
 
 

@@ -6,10 +6,10 @@ yielding each :class:`SweepChunk` to the host as it completes.
 """
 
 import dataclasses
+import functools
 import hashlib
 import math
 import queue
-import threading
 import time
 from collections.abc import Iterable, Iterator
 
@@ -18,8 +18,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from ..._threads import start as start_thread
 from ...models import Model
-from .. import _sharding
+from .. import _auto_step, _sharding
 from .._resources import check_memory
 from .._result import Result
 from .._settings import solve_arguments
@@ -34,6 +35,7 @@ DEFAULT_MEMORY_BUDGET = 512 * 2**20
 BLOCK_COLUMNS = 256  # points per block when stepping columns: about 6 KiB per state, in L1
 BLOCK_EACH = 32  # points per block for adaptive/stochastic solvers, which wait on their slowest
 NOT_RUN = -1
+STEP_SAMPLES = 33  # points of the space probed for the automatic step
 VECTOR = 8  # float64 lanes of an AVX-512 register
 
 
@@ -116,6 +118,11 @@ class SweepChunk:
         return int(np.count_nonzero(self.result != Result.SUCCESS))
 
 
+def _plain(value):
+    """A concrete step as a float (``None`` and traced values as they are)."""
+    return None if value is None or isinstance(value, jax.core.Tracer) else float(value)
+
+
 def _key_base(key):
     if key is None:
         return None, None
@@ -147,12 +154,14 @@ class SweepJob:
                                 y0=y0, key=key, rtol=rtol, atol=atol, max_steps=max_steps)
         if n_save is None and not (self.observables or self.keep_y):
             solve["n_save"] = 2  # only the final state is kept
-        self.plan, self.args = prepare(model, **solve)
+        self.plan, self.args = prepare(model, points=False, **solve)
         self.key = solve["key"]
-        self.options = dict(n_save=self.plan.n_save, **{k: solve[k] for k in (
-            "t0", "t1", "dt", "rtol", "atol", "max_steps")})
         self.names = tuple(n for n in self.space.names if n != "y0" and not n.startswith("y0."))
         self.y0_swept = len(self.names) < len(self.space.names)
+        if solve["dt"] is None and not self.plan.solver.adaptive:
+            self._fastest_point_step(solve)
+        self.options = dict(n_save=self.plan.n_save, **{k: solve[k] for k in (
+            "t0", "t1", "rtol", "atol", "max_steps")}, dt=_plain(self.args["dt"]))
         self.mesh = _sharding.batch_mesh(self._devices(devices))
         self._check_chunking(chunk_size, block_size)
         columns = not (self.plan.solver.adaptive or self.plan.solver.stochastic)
@@ -173,6 +182,26 @@ class SweepJob:
         if not self.keep_y:
             self.ts = self.ts[-1:]
         self.compile_time = 0.0
+
+    def _fastest_point_step(self, solve: dict) -> None:
+        """The automatic step for every point: the rule's (``_auto_step``) for the fastest
+        rate probed over the base model and up to :data:`STEP_SAMPLES` points spread over
+        the space, so that no point is stepped past its stability."""
+        concrete = [solve["t1"], *jax.tree.leaves(eqx.filter(self.model, eqx.is_array))]
+        if any(isinstance(x, jax.core.Tracer) for x in concrete):
+            return
+        n = len(self.space)
+        index = np.unique(np.linspace(0, n - 1, min(n, STEP_SAMPLES)).round().astype(int))
+        dtype = np.dtype(jnp.result_type(float))
+        models = [_kernel.with_values(self.model, self.names, {
+            name: jnp.asarray(self.space[name][i], dtype) for name in self.names}) for i in index]
+        y0s = [self.initial_states(i, i + 1)[0] for i in index]
+        t0, t1 = float(self.args["t0"]), float(self.args["t1"])
+        rate = _auto_step.probe_rates(self.model, t0, t1, [self.args["y0"], *y0s],
+                                      [self.model, *models])
+        dt, _ = _auto_step.fixed_step(self.plan.solver, rate, t1 - t0, float(self.args["rtol"]))
+        if dt < float(self.args["dt"]):
+            self.plan, self.args = prepare(self.model, points=False, **dict(solve, dt=dt))
 
     def set_chunk_size(self, chunk_size: int | None) -> None:
         """Cut the points into chunks of ``chunk_size`` (``None``: from the memory budget)."""
@@ -385,12 +414,15 @@ class SweepJob:
 
 
 class _Worker:
-    """A daemon thread that runs one task at a time; waiting for a result lets signals
-    (Ctrl-C) through, and an abandoned task finishes unseen."""
+    """A thread that runs one task at a time; waiting for a result lets signals (Ctrl-C)
+    through, and an abandoned task finishes unseen. The thread ends after :meth:`close`
+    once its task is done, and the interpreter's exit waits for it (see ``difflab._threads``)."""
 
     def __init__(self):
         self._tasks, self._results = queue.SimpleQueue(), queue.SimpleQueue()
-        threading.Thread(target=self._serve, daemon=True, name="difflab-sweep").start()
+        self._pending = 0  # tasks submitted and not yet collected
+        self._thread = start_thread(self._serve, name="difflab-sweep",
+                                    stop=functools.partial(self._tasks.put, None))
 
     def _serve(self):
         while (task := self._tasks.get()) is not None:
@@ -400,6 +432,7 @@ class _Worker:
                 self._results.put((False, error))
 
     def submit(self, task) -> None:
+        self._pending += 1
         self._tasks.put(task)
 
     def result(self):
@@ -409,13 +442,17 @@ class _Worker:
                 ok, value = self._results.get(timeout=0.05)
             except queue.Empty:
                 continue
+            self._pending -= 1
             if not ok:
                 raise value
             return value
 
     def close(self) -> None:
-        """Let the thread end once its task, if any, is done."""
+        """Let the thread end once its task, if any, is done; with no task left running,
+        wait for it to end (at once), so that a sweep leaves no thread behind."""
         self._tasks.put(None)
+        if not self._pending:
+            self._thread.join()
 
 
 MIN_MEMORY_BUDGET = 2**10  # below a KiB the budget is surely a slip (a bare number is bytes)

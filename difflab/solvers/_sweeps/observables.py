@@ -10,7 +10,9 @@ one of these specs written as text (as a sweep's TOML file does)::
     "lyapunov(100, dt=0.01)"           the largest Lyapunov exponent over 100 more
 
 ``amplitude`` is ``(max - min) / 2``; ``period`` the mean time between upward crossings
-of the state's mean value (NaN with fewer than two crossings). ``maxima`` and
+of the state's mean value. Both are NaN unless the kept samples are a steady oscillation
+(:func:`periodicity`: a damped one settles to a fixed point, a growing or chaotic one has
+not settled); ``SweepResult.notes`` says why, in words. ``maxima`` and
 ``section`` give ``k`` values per point (default 64, NaN-padded): an orbit diagram
 (``orbits``); ``lyapunov`` continues from the end of the run (``chaos``).
 """
@@ -18,7 +20,9 @@ of the state's mean value (NaN with fewer than two crossings). ``maxima`` and
 import functools
 import re
 
+import jax
 import jax.numpy as jnp
+import numpy as np
 
 from .chaos import DEFAULT_DT, DEFAULT_EVERY, LargestLyapunov
 from .orbits import Maxima, Section
@@ -45,15 +49,89 @@ def _extreme(fn, fill):
     return lambda ts, xs, m: jnp.where(_count(m) > 0, fn(jnp.where(m, xs, fill)), jnp.nan)
 
 
-def _period(ts, xs, m):
-    s = xs - _mean(xs, m)
+def _crossings(ts, s, m):
+    """The upward crossings of zero by ``s`` among the kept samples: a mask over the
+    intervals between samples, and the interpolated crossing time of each."""
     up = m[:-1] & (s[:-1] < 0) & (s[1:] >= 0)
     denominator = jnp.where(up, s[1:] - s[:-1], 1.0)
-    crossing = ts[:-1] - s[:-1] * (ts[1:] - ts[:-1]) / denominator
+    return up, ts[:-1] - s[:-1] * (ts[1:] - ts[:-1]) / denominator
+
+
+def _cycle(ts, s, up, crossing, k):
+    """``(amplitude, period)`` of complete cycle ``k`` (1-based: from the ``k``-th
+    upward crossing to the next)."""
+    number = jnp.cumsum(up)  # the crossings at or before each interval
+    inside = jnp.concatenate([jnp.zeros(1, bool), number == k])  # after crossing k only
+    top = jnp.max(jnp.where(inside, s, -jnp.inf))
+    bottom = jnp.min(jnp.where(inside, s, jnp.inf))
+    start = jnp.min(jnp.where(up & (number == k), crossing, jnp.inf))
+    stop = jnp.min(jnp.where(up & (number == k + 1), crossing, jnp.inf))
+    return top - bottom, stop - start
+
+
+def _halves(ts, s, m):
+    """The range of ``s`` over the first and over the second half of the kept times."""
+    first = jnp.min(jnp.where(m, ts, jnp.inf))
+    middle = 0.5 * (first + jnp.max(jnp.where(m, ts, -jnp.inf)))
+    early, late = m & (ts < middle), m & (ts >= middle)
+
+    def spread(k):
+        return jnp.max(jnp.where(k, s, -jnp.inf)) - jnp.min(jnp.where(k, s, jnp.inf))
+
+    return spread(early), spread(late)
+
+
+def periodicity(ts, xs, m):
+    """Why the kept samples of ``xs`` are not a steady oscillation: ``PERIODIC`` (0) if
+    they are, else one of the codes of ``NOT_PERIODIC``.
+
+    It settles if it varies by less than ``FLAT`` of the state's largest magnitude over
+    the run (what is left is the solver's error) or its range over the second half of
+    the window is smaller than over the first. Steady: at least two complete cycles, the
+    same range over both halves, and the last cycle's amplitude and period those of the
+    cycle half-way through (to 2 %, plus what sampling at the saved step misses of a peak).
+    """
+    s = xs - _mean(xs, m)
+    up, crossing = _crossings(ts, s, m)
+    count = jnp.sum(up)
+    a_last, t_last = _cycle(ts, s, up, crossing, jnp.maximum(count - 1, 1))
+    a_mid, t_mid = _cycle(ts, s, up, crossing, jnp.maximum((count + 1) // 2 - 1, 1))
+    early, late = _halves(ts, s, m)
+    step = jnp.max(jnp.where(m[1:] & m[:-1], ts[1:] - ts[:-1], 0.0))
+    tol = 0.02 + 2.0 * (jnp.pi * step / jnp.where(t_last > 0, t_last, 1.0)) ** 2
+    flat = jnp.maximum(early, late) <= FLAT * jnp.max(jnp.abs(xs))
+    unsteady = ((late > (1 + tol) * early) | (jnp.abs(a_last - a_mid) > tol * a_last)
+                | (jnp.abs(t_last - t_mid) > 0.02 * t_last))
+    code = jnp.select(
+        [flat, count < 3, late < (1 - tol) * early, unsteady],
+        [SETTLES, TOO_FEW_CYCLES, SETTLES, NOT_STEADY], PERIODIC)
+    return code.astype(jnp.int32)
+
+
+#: below this share of the state's largest magnitude a variation is the solver's error
+FLAT = 1e-4
+#: the codes of :func:`periodicity`, and why a period or amplitude is NaN for each
+PERIODIC, SETTLES, TOO_FEW_CYCLES, NOT_STEADY = 0, 1, 2, 3
+NOT_PERIODIC = {
+    SETTLES: "not periodic: settles to a fixed point (the oscillation decays)",
+    TOO_FEW_CYCLES: "not periodic: fewer than two complete cycles in the window",
+    NOT_STEADY: "not periodic: the oscillation has not settled (its amplitude or period "
+                "still changes: growing, irregular or chaotic)",
+}
+
+
+def _period(ts, xs, m):
+    up, crossing = _crossings(ts, xs - _mean(xs, m), m)
     count = jnp.sum(up)
     first = jnp.min(jnp.where(up, crossing, jnp.inf))
     last = jnp.max(jnp.where(up, crossing, -jnp.inf))
-    return jnp.where(count >= 2, (last - first) / jnp.maximum(count - 1, 1), jnp.nan)
+    period = (last - first) / jnp.maximum(count - 1, 1)
+    return jnp.where(periodicity(ts, xs, m) == PERIODIC, period, jnp.nan)
+
+
+def _amplitude(ts, xs, m):
+    half_range = 0.5 * (_max(ts, xs, m) - _min(ts, xs, m))
+    return jnp.where(periodicity(ts, xs, m) == PERIODIC, half_range, jnp.nan)
 
 
 _max, _min = _extreme(jnp.max, -jnp.inf), _extreme(jnp.min, jnp.inf)
@@ -65,7 +143,7 @@ REDUCTIONS = {
     "mean": lambda ts, xs, m: _mean(xs, m),
     "std": lambda ts, xs, m: _std(xs, m),
     "final": lambda ts, xs, m: jnp.where(_count(m) > 0, xs[-1], jnp.nan),
-    "amplitude": lambda ts, xs, m: 0.5 * (_max(ts, xs, m) - _min(ts, xs, m)),
+    "amplitude": _amplitude,
     "period": _period,
 }
 VECTORS = ("maxima", "section")
@@ -216,3 +294,36 @@ def resolve_observables(observables, state_names) -> tuple[tuple[str, object], .
             raise TypeError(f"observable {name!r} must be a function or a spec like 'max(x)'")
         out.append((name, fn))
     return tuple(out)
+
+
+def nan_notes(res) -> dict[str, str]:
+    """``{name: why}`` for each period or amplitude observable of the sweep ``res`` that
+    is NaN at points that solved: how many, and why (each point's reason where the sweep
+    kept its trajectories, else the reasons there can be)."""
+    notes = {}
+    for name, spec in res.observable_specs.items():
+        match = _CALL.fullmatch(spec)
+        if match is None or match.group(1) not in ("period", "amplitude"):
+            continue
+        missing = np.isnan(np.asarray(res.observables[name], dtype=float)) & (
+            np.asarray(res.result) == 0)
+        if missing.any():
+            notes[name] = _why(res, parse(spec, tuple(res.state_names)), missing)
+    return notes
+
+
+def _why(res, fn: Named, missing) -> str:
+    n = int(missing.sum())
+    if res.ys is None:
+        return (f"{_points(n)} not periodic: each settles to a fixed point, has not "
+                "settled, or has fewer than two complete cycles in the window")
+    ts = jnp.asarray(res.ts)
+    xs = jnp.asarray(res.ys[missing][:, :, res.state_names.index(fn.state)])
+    codes = np.asarray(jax.vmap(lambda x: periodicity(ts, x, after_mask(ts, fn.after)))(xs))
+    parts = [f"{_points(int(np.sum(codes == c)))} {NOT_PERIODIC[c]}"
+             for c in NOT_PERIODIC if np.any(codes == c)]
+    return "; ".join(parts)
+
+
+def _points(n: int) -> str:
+    return "1 point:" if n == 1 else f"{n} points:"

@@ -88,6 +88,14 @@ class SweepResult:
         return np.flatnonzero((result != Result.SUCCESS) & (result != NOT_RUN))
 
     @property
+    def notes(self) -> dict[str, str]:
+        """``{observable: why}`` where a period or amplitude is NaN at points that solved
+        ("not periodic: settles to a fixed point", ...)."""
+        from .observables import nan_notes
+
+        return nan_notes(self)
+
+    @property
     def complete(self) -> bool:
         """True when every point has been computed (a stopped or killed sweep is not)."""
         return not np.any(np.asarray(self.result) == NOT_RUN)

@@ -4,8 +4,8 @@ import equinox as eqx
 import jax.numpy as jnp
 import numpy as np
 
-from ._base import Model, param
-from ._registry import register
+from .._base import Model, param
+from .._registry import register
 
 
 @register("heat1d")
@@ -25,6 +25,7 @@ class Heat1D(Model):
     domain = "fields"
     default_solver = "kvaerno5"
     field_name = "u"  # the states u0..u{n-1} are one field over the positions of grid()
+    time_unit, state_units = "s", "K"  # a temperature, over a rod of 1 m
     description = "1-D heat equation, method of lines, Dirichlet boundaries"
 
     @property

@@ -1,0 +1,28 @@
+"""Fields on grids: Cartesian grids, their boundaries, finite-difference and spectral
+operators, the field model base and the built-in field models."""
+
+from . import heat  # noqa: F401 (registers heat1d)
+from .boundaries import AbstractBoundary as AbstractBoundary
+from .boundaries import Dirichlet as Dirichlet
+from .boundaries import Neumann as Neumann
+from .boundaries import Periodic as Periodic
+from .boundaries import Robin as Robin
+from .grid import Grid as Grid
+from .model import AbstractFieldModel as AbstractFieldModel
+from .pattern_formation import KuramotoSivashinsky as KuramotoSivashinsky
+from .reaction_diffusion import GrayScott as GrayScott
+from .heat import Heat1D as Heat1D
+from .operators import advection as advection
+from .operators import derivative as derivative
+from .operators import divergence as divergence
+from .operators import gradient as gradient
+from .operators import laplace as laplace
+from .operators import second_derivative as second_derivative
+from .spectral import dealias_mask as dealias_mask
+from .spectral import derivative_multiplier as derivative_multiplier
+from .spectral import from_fourier as from_fourier
+from .spectral import laplace_multiplier as laplace_multiplier
+from .spectral import spectral_derivative as spectral_derivative
+from .spectral import spectral_laplace as spectral_laplace
+from .spectral import to_fourier as to_fourier
+from .spectral import wavenumbers as wavenumbers

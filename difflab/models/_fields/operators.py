@@ -1,0 +1,118 @@
+"""Finite-difference operators of order 2 or 4 that honour the grid's boundaries.
+
+Each operator pads the field along the axis it differentiates: periodic axes wrap, and
+Dirichlet and Neumann sides get ghost points from a polynomial through the wall's
+condition and the nearest interior points (``boundaries.ghost_weights``). ``t`` is the
+time at which boundary values that depend on time are read.
+"""
+
+import functools
+
+import jax.numpy as jnp
+import numpy as np
+
+from .boundaries import check_points, extrapolation_degree, ghost_weights
+
+#: central stencils, offsets -w..w: first and second derivatives, by order
+FIRST = {2: (-0.5, 0.0, 0.5), 4: (1 / 12, -2 / 3, 0.0, 2 / 3, -1 / 12)}
+SECOND = {2: (1.0, -2.0, 1.0), 4: (-1 / 12, 4 / 3, -5 / 2, 4 / 3, -1 / 12)}
+
+
+def _check_order(order: int) -> int:
+    if order not in FIRST:
+        raise ValueError(f"finite differences come in order 2 or 4, not {order}")
+    return order // 2
+
+
+@functools.lru_cache(maxsize=None)
+def _cached(wall_row: tuple, order: int) -> np.ndarray:
+    return ghost_weights(np.array(wall_row), extrapolation_degree(order), order // 2)
+
+
+def _weights(side, order: int, h: float):
+    """The ghost weights of ``side`` (cached where they are plain numbers)."""
+    degree = extrapolation_degree(order)
+    row = side.wall_row(degree, h)
+    if isinstance(row, np.ndarray):
+        return _cached(tuple(row.tolist()), order)
+    return ghost_weights(row, degree, order // 2)
+
+
+def _ghosts(u_inner, side, grid, axis: int, order: int, t):
+    """The ghost layers beyond one wall, nearest first; ``u_inner`` starts at the wall."""
+    check_points(type(side).__name__, u_inner.shape[axis], order)
+    weights = _weights(side, order, grid.spacing[axis])
+    degree = weights.shape[1] - 1
+    condition = side.value_at(t)
+    interior = jnp.take(u_inner, jnp.arange(degree), axis=axis)
+    return [w[0] * condition + jnp.tensordot(w[1:], interior, axes=([0], [axis]))
+            for w in weights]
+
+
+def pad(u, grid, axis: int, width: int, order: int = 2, t=0.0):
+    """``u`` with ``width`` extra points on both sides of ``axis``, as the boundaries say."""
+    if grid.periodic(axis):
+        widths = [(0, 0)] * u.ndim
+        widths[axis] = (width, width)
+        return jnp.pad(u, widths, mode="wrap")
+    low, high = grid.boundaries[axis]
+    flipped = jnp.flip(u, axis=axis)
+    before = _ghosts(u, low, grid, axis, order, t)[:width][::-1]
+    after = _ghosts(flipped, high, grid, axis, order, t)[:width]
+    layers = [jnp.stack(before, axis=axis), u, jnp.stack(after, axis=axis)]
+    return jnp.concatenate(layers, axis=axis)
+
+
+def _apply(u, grid, axis: int, stencil, order: int, t):
+    width = len(stencil) // 2
+    padded = pad(u, grid, axis, width, order, t)
+    n = u.shape[axis]
+    total = 0.0
+    for k, c in enumerate(stencil):
+        if c:
+            total = total + c * jnp.take(padded, jnp.arange(k, k + n), axis=axis)
+    return total
+
+
+def derivative(u, grid, axis: int, order: int = 2, t=0.0):
+    """``du/dx_axis`` by central differences of ``order`` (2 or 4)."""
+    _check_order(order)
+    return _apply(u, grid, axis, FIRST[order], order, t) / grid.spacing[axis]
+
+
+def second_derivative(u, grid, axis: int, order: int = 2, t=0.0):
+    """``d2u/dx_axis2`` by central differences of ``order`` (2 or 4)."""
+    _check_order(order)
+    return _apply(u, grid, axis, SECOND[order], order, t) / grid.spacing[axis] ** 2
+
+
+def laplace(u, grid, order: int = 2, t=0.0):
+    """The Laplacian of the scalar field ``u``: the sum of second derivatives."""
+    return sum(second_derivative(u, grid, i, order, t) for i in range(grid.ndim))
+
+
+def gradient(u, grid, order: int = 2, t=0.0):
+    """The gradient of ``u``: shape ``(ndim, *grid.shape)``."""
+    return jnp.stack([derivative(u, grid, i, order, t) for i in range(grid.ndim)])
+
+
+def divergence(v, grid, order: int = 2, t=0.0):
+    """The divergence of the vector field ``v`` of shape ``(ndim, *grid.shape)``; each
+    component meets the grid's boundaries."""
+    _check_vector(v, grid)
+    return sum(derivative(v[i], grid, i, order, t) for i in range(grid.ndim))
+
+
+def advection(u, velocity, grid, order: int = 2, t=0.0):
+    """``(velocity . grad) u`` with central differences; ``velocity`` has shape
+    ``(ndim, *grid.shape)`` (or ``(ndim,)`` for a uniform one)."""
+    velocity = jnp.asarray(velocity)
+    if velocity.shape == (grid.ndim,):
+        velocity = velocity.reshape((grid.ndim,) + (1,) * grid.ndim)
+    return sum(velocity[i] * derivative(u, grid, i, order, t) for i in range(grid.ndim))
+
+
+def _check_vector(v, grid) -> None:
+    if v.shape != (grid.ndim, *grid.shape):
+        raise ValueError(f"a vector field on this grid has shape {(grid.ndim, *grid.shape)}, "
+                         f"not {v.shape}")

@@ -1,0 +1,39 @@
+"""The window fits its screen's available geometry, whatever model and size it remembers
+(issue 35: heat1d remembered opened 1360x2013 on a 1000-pixel screen)."""
+
+from PySide6.QtWidgets import QMainWindow
+
+from difflab.app.layout import fitted
+
+
+def _inside(window) -> bool:
+    return window.screen().availableGeometry().contains(window.frameGeometry())
+
+
+def test_a_remembered_big_model_and_window_open_inside_the_screen(qtbot, settings, make_window):
+    big = QMainWindow()  # what a window laid out for heat1d on a tall screen remembered
+    big.resize(1360, 2013)
+    settings.setValue("model", "heat1d")
+    settings.setValue("geometry", big.saveGeometry())
+    settings.setValue("window_scale", 1.0)
+    window = make_window()
+    assert window.lab.model_name == "heat1d" and window.screen_scale() == 1.0
+    area = window.screen().availableGeometry()
+    assert area.height() < 2013
+    assert _inside(window), (window.frameGeometry(), area)
+    for key in ("phase_plane", "sweep", "fit"):  # views with long columns of controls
+        window.tabs.setCurrentWidget(window.views[key])
+        qtbot.wait(10)
+        assert _inside(window), key
+
+    window.resize(3000, 3000)  # Restore default layout brings it back inside
+    window.restore_default_layout()
+    assert _inside(window)
+    assert window.minimumSizeHint().height() <= area.height()
+
+
+def test_a_window_is_fitted_into_the_available_area():
+    # at QT_SCALE_FACTOR=1.5 it opened 2040x1290 on 1600x1000
+    assert fitted((0, 0, 2040, 1290), (0, 0, 1600, 1000)) == (0, 0, 1600, 1000)
+    assert fitted((900, 700, 800, 500), (0, 0, 1600, 1000), (10, 30)) == (790, 470, 800, 500)
+    assert fitted((-50, 40, 400, 300), (100, 0, 1000, 800)) == (100, 40, 400, 300)
