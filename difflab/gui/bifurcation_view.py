@@ -29,6 +29,7 @@ from ..app.session_io import DIAGRAM, kept_diagram
 from .phase_plane_view import LatestTask, float_box
 from .plots import configure_plot, outside_legend, plot_widget
 from .widgets import controls_beside_plots, hint_label
+from .workers import while_alive
 
 BRANCH_COLOR = "#1f77b4"
 CYCLE_COLOR = "#ff7f0e"
@@ -182,7 +183,8 @@ class BifurcationView(QWidget):
                             f"{request.start:g} to {request.stop:g}…")
         self.task.submit(lambda stop: run_continuation(request, stop))
         if self.task.worker is not None:
-            self.task.worker.done.connect(lambda ok, value: self.compute_button.setEnabled(True))
+            self.task.worker.done.connect(
+                while_alive(self, lambda ok, value: self.compute_button.setEnabled(True)))
 
     def _failed(self, text: str) -> None:
         advice = "" if "Try" in text else (" Try another range, or start from the end of a "

@@ -19,7 +19,7 @@ import difflab as dl
 
 from ..app.lab import Lab
 from ..app.session_io import finish_save, open_lab, plan_save, write_plan
-from .workers import TaskWorker
+from .workers import TaskWorker, while_alive
 
 SESSION_FILTER = "DiffLab sessions (*.h5 *.hdf5);;All files (*)"
 MAX_RECENT = 8
@@ -126,9 +126,9 @@ class FileActions:
         worker = TaskWorker(lambda emit, stop: write_plan(
             plan, lambda done, total: emit((done, total)), self._log_later(emit)), "save")
         worker.label = f"save of {Path(path).name}"
-        worker.item.connect(lambda item: self._save_progress(plan, item))
+        worker.item.connect(while_alive(self, lambda item: self._save_progress(plan, item)))
         worker.failed.connect(lambda text: outcome.setdefault("error", worker.error or text))
-        worker.done.connect(lambda ok, _: self._saved(worker, plan, outcome))
+        worker.done.connect(while_alive(self, lambda ok, _: self._saved(worker, plan, outcome)))
         self.saving = worker
         self.window.show_saving(f"saving {plan.path.name}…", 0)
         worker.start()

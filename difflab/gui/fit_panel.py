@@ -40,7 +40,7 @@ from ..app.lab import Lab
 from .fit_statistics import FitStatisticsView, ResidualPlot
 from .plots import configure_plot, outside_legend, state_color
 from .widgets import ResultPicker, Throttle, controls_beside_plots, hint_label
-from .workers import TaskWorker
+from .workers import TaskWorker, while_alive
 
 
 class Log10Axis(pg.AxisItem):
@@ -223,7 +223,7 @@ class FitPanel(QWidget):
         worker.item.connect(self._progress)
         worker.failed.connect(lambda text: self.lab.log(f"fit of {request.model_name}: {text}",
                                                         "error"))
-        worker.done.connect(lambda ok, view: self._done(worker, view))
+        worker.done.connect(while_alive(self, lambda ok, view: self._done(worker, view)))
         self.worker = worker
         self.record = None
         self.fit_button.setEnabled(False)
@@ -304,7 +304,7 @@ class FitPanel(QWidget):
         self.draw()
         if record.curve is None and record.best and isinstance(record.model, dl.Model):
             worker = TaskWorker(lambda emit, stop: record.complete(), "fit_curve", self)
-            worker.done.connect(lambda ok, _: self._curve_ready(worker, record))
+            worker.done.connect(while_alive(self, lambda ok, _: self._curve_ready(worker, record)))
             if self.window is not None:
                 self.window.start_worker("fit_curve", worker, progress=False)
             else:

@@ -52,7 +52,7 @@ from .theme import apply_theme, current_theme
 from .time_series import TimeSeriesPlot
 from .user_models import EquationEditor, UserModels
 from .widgets import Throttle
-from .workers import LiveSolver, TaskWorker, iterate
+from .workers import LiveSolver, TaskWorker, iterate, while_alive
 
 STATE_VERSION = 1
 START_DELAY_MS = 30
@@ -304,10 +304,10 @@ class MainWindow(QMainWindow):
         request = self.lab.solve_request()
         worker = TaskWorker(lambda emit, stop: iterate(
             stream_run(request, stop=stop), emit, stop), "stream", self)  # chunks: its own
-        worker.item.connect(lambda item: self._stream_chunk(request, item))
+        worker.item.connect(while_alive(self, lambda item: self._stream_chunk(request, item)))
         worker.failed.connect(lambda text: self.lab.log(
             f"{request.model_name} ({format_params(self.lab.params)}): {text}", "error"))
-        worker.done.connect(lambda finished, _: self._stream_done(worker, finished))
+        worker.done.connect(while_alive(self, lambda finished, _: self._stream_done(worker, finished)))
         self.start_worker("stream", worker)
         self.lab.log(f"streaming {request.model_name} to t1 = {request.settings.t1:g}")
 

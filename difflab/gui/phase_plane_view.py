@@ -32,7 +32,7 @@ from ..app.phase_plane import (
 )
 from .plots import configure_plot, plot_widget
 from .widgets import FloatSpinBox, controls_beside_plots, hint_label
-from .workers import TaskWorker
+from .workers import TaskWorker, while_alive
 
 NULLCLINE_COLORS = ("#d62728", "#1f77b4")
 ORBIT_COLOR = "#2ca02c"
@@ -70,8 +70,8 @@ class LatestTask:
             self.worker.stop()
             return
         worker = TaskWorker(lambda emit, stop: task(stop), self.name, self.owner)
-        worker.failed.connect(self._report)
-        worker.done.connect(lambda ok, value: self._finished(worker, ok, value))
+        worker.failed.connect(while_alive(self.owner, self._report))
+        worker.done.connect(while_alive(self.owner, lambda ok, value: self._finished(worker, ok, value)))
         self.worker = worker
         window = getattr(self.owner, "window", None)
         if window is not None:

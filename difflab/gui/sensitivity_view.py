@@ -25,7 +25,7 @@ from ..app.lab import Lab
 from ..app.sensitivities import SensitivityRequest, run_sensitivity
 from .plots import PALETTE, configure_plot, plot_widget
 from .widgets import ResultPicker, controls_beside_plots, hint_label
-from .workers import TaskWorker
+from .workers import TaskWorker, while_alive
 
 
 class SensitivityView(QWidget):
@@ -115,8 +115,8 @@ class SensitivityView(QWidget):
             return
         self._error = ""
         worker = TaskWorker(lambda emit, stop: run_sensitivity(request), "sensitivity", self)
-        worker.failed.connect(lambda text: self._failed(request, text))
-        worker.done.connect(lambda ok, record: self._done(worker, record))
+        worker.failed.connect(while_alive(self, lambda text: self._failed(request, text)))
+        worker.done.connect(while_alive(self, lambda ok, record: self._done(worker, record)))
         self.worker = worker
         self.compute_button.setEnabled(False)
         self.status.setText(f"computing d y / d p for {', '.join(request.params)}…")

@@ -43,7 +43,7 @@ from .widgets import (
     controls_beside_plots,
     hint_label,
 )
-from .workers import TaskWorker
+from .workers import TaskWorker, while_alive
 
 REDRAW_MS = 100  # a heatmap redraw costs tens of ms on a busy machine: ten a second at most
 
@@ -184,9 +184,9 @@ class SweepPanel(QWidget):
         worker = TaskWorker(lambda emit, stop: run_sweep(
             request, lambda data, chunk: emit((data, chunk)), stop), "sweep", self)
         worker.label = f"sweep of {request.model_name}"
-        worker.item.connect(lambda item: worker is self.worker and self._chunk(item))
-        worker.failed.connect(lambda text: self._failed(request, text))
-        worker.done.connect(lambda ok, data: self._done(worker, ok, data))
+        worker.item.connect(while_alive(self, lambda item: worker is self.worker and self._chunk(item)))
+        worker.failed.connect(while_alive(self, lambda text: self._failed(request, text)))
+        worker.done.connect(while_alive(self, lambda ok, data: self._done(worker, ok, data)))
         self.worker = worker
         self.run_button.setEnabled(False)
         self.stop_button.setEnabled(True)

@@ -18,6 +18,7 @@ import time
 import traceback
 from collections.abc import Callable, Iterator
 
+import shiboken6
 from PySide6.QtCore import QThread, Signal
 
 from .._threads import own
@@ -74,6 +75,12 @@ def owned(thread: QThread) -> None:
     Python then would abort the exit."""
     own(thread, QThread.isRunning, lambda t, seconds: t.wait(max(1, int(seconds * 1000))),
         lambda t: t.stop())
+
+
+def while_alive(owner, slot: Callable) -> Callable:
+    """``slot``, called only while the Qt object ``owner`` exists: a task's signals may
+    arrive after its window was closed and deleted, and a lambda is not disconnected then."""
+    return lambda *args: slot(*args) if shiboken6.isValid(owner) else None
 
 
 def error_text(error: BaseException) -> str:

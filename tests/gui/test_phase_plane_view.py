@@ -125,3 +125,31 @@ def test_a_one_state_model_clears_the_last_plane(qtbot, window):
     qtbot.waitUntil(lambda: "needs two" in view.status.text(), timeout=LONG)
     drawn = [view.arrows, *view.nullclines, *view.markers.values()]
     assert all(c.getData()[0] is None or len(c.getData()[0]) == 0 for c in drawn)
+
+
+def test_a_plane_that_ends_after_its_window_was_deleted_draws_nothing(qtbot, settings):
+    """A window closed after a plane was computed but before the GUI thread heard of it:
+    the task's end finds no view to draw into."""
+    import shiboken6
+    from PySide6.QtCore import QCoreApplication, QEvent
+
+    from difflab.gui import workers
+    from difflab.gui.main_window import MainWindow
+
+    window = MainWindow(settings=settings)
+    window.files.ask_unsaved = lambda: "discard"
+    window.show()
+    qtbot.waitUntil(lambda: window.lab.current is not None, timeout=LONG)
+    window.lab.select_model("lotka_volterra")
+    view = _show(window, "phase_plane")
+    view.set_box(((-1.0, 10.0), (-1.0, 6.0)))
+    view.compute()
+    worker = view.task.worker
+    qtbot.waitUntil(worker.isRunning, timeout=LONG)
+    assert worker.wait(LONG)  # it has ended; its end is not delivered yet
+    window.shutdown()
+    window.deleteLater()
+    QCoreApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
+    assert not shiboken6.isValid(view)
+    qtbot.waitUntil(lambda: not workers._running, timeout=LONG)
+    qtbot.wait(100)  # the task's end is delivered; an exception here fails the test
