@@ -6,7 +6,6 @@ Every problem is a :class:`ConfigError` whose one-line message names the key at 
 import contextlib
 import math
 import tomllib
-from pathlib import Path
 
 import numpy as np
 

@@ -323,8 +323,6 @@ def _summary_line(stats: dict) -> str:
 
 def sweep(args) -> int:
     """``difflab sweep CONFIG --out FILE``: run (or resume) the sweep a TOML file describes."""
-    import difflab as dl
-
     if args.distributed:
         join(args)  # says what it waits for, and gives up after --coordinator-timeout
     if Path(args.out).suffix.lower() not in (".h5", ".hdf5", ".nc"):

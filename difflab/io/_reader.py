@@ -10,7 +10,7 @@ import os
 
 import numpy as np
 
-from . import _analyses, _h5, _sandbox, _upgrade
+from . import _analyses, _fields, _h5, _sandbox, _upgrade
 from ._errors import SessionFileError
 from ._models import ModelRecord, check_static
 from ._netcdf import Variable, labels
@@ -344,6 +344,15 @@ def _result(reader: _Reader, session: Session, kind: str, name: str, group,
     return Stored(session, kind, name, attrs, variables, groups)
 
 
+def _field_spec(reader: _Reader, kind: str, name: str, group):
+    """A field run's spec (its fields over time and the grid's axes); ``None`` otherwise."""
+    where = f"/{kind}/{name}"
+    attrs = reader.attrs(group, where) if kind == "runs" else {}
+    if not _fields.is_field_run(attrs):
+        return None
+    return _fields.field_spec(attrs, lambda problem: reader.fail(where, problem))
+
+
 def _analysis(reader: _Reader, session: Session, name: str, group) -> Stored | None:
     """An ``/analyses`` group, checked against its registered format; ``None`` for an
     analysis this DiffLab does not know (written by a newer one: ignored)."""
@@ -404,7 +413,7 @@ def _read(reader: _Reader, f) -> Session:
     stored = {}
     for kind in KINDS:
         parent = reader.group(f, kind, "")
-        stored[kind] = [_result(reader, session, kind, name, g)
+        stored[kind] = [_result(reader, session, kind, name, g, _field_spec(reader, kind, name, g))
                         for name, g in reader.members(parent, f"/{kind}").items()]
     parent = reader.group(f, ANALYSES, "", required=False)
     found = reader.members(parent, f"/{ANALYSES}") if parent is not None else {}

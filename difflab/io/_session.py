@@ -8,7 +8,7 @@ from collections.abc import Iterator, Sequence
 
 import numpy as np
 
-from . import _analyses, _h5, _objects
+from . import _analyses, _fields, _h5, _objects
 from ._errors import SessionFileError
 from ._models import ModelRecord
 from ._netcdf import Variable
@@ -226,7 +226,7 @@ class Session:
     def _set_results(self, stored: dict[str, list[Stored]]) -> None:
         self._stored = {kind: list(stored.get(kind, [])) for kind in KINDS}
         runs = {s.name: s for s in self._stored["runs"]}
-        self.runs = Results(self._stored["runs"], _objects.trajectory)
+        self.runs = Results(self._stored["runs"], _run)
         self.sweeps = Results(self._stored["sweeps"], _objects.sweep_result)
         self.fits = Results(self._stored["fits"], lambda s: _objects.fit_result(s, runs))
         self.sensitivities = Results(self._stored["sensitivities"],
@@ -264,6 +264,14 @@ class Session:
     def summary(self) -> dict:
         """What the file holds, as plain JSON-ready data (``difflab open --json``)."""
         return summary(self)
+
+
+def _run(stored):
+    """A stored run as a :class:`difflab.Trajectory`, or a field run as a
+    :class:`difflab.solvers.FieldTrajectory`."""
+    if _fields.is_field_run(stored.attrs):
+        return _fields.field_trajectory(stored)
+    return _objects.trajectory(stored)
 
 
 def _json(text):

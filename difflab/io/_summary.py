@@ -2,6 +2,8 @@
 
 import numpy as np
 
+from . import _fields
+
 
 def _plain(value):
     """JSON-ready: arrays as lists, NaN and infinities as ``None``."""
@@ -28,6 +30,8 @@ def _result(result) -> dict:
             entry[key] = _plain(result.attrs[key])
     if "parameter" in result.variables:
         entry["parameters"] = list(result.variables["parameter"].data)
+    if _fields.is_field_run(result.attrs):
+        entry.update(_fields.summary_entry(result))  # "fields" and "grid"
     if result.kind == "sweeps":
         done = np.asarray(result.variables["chunk_done"].data)
         entry["chunks_done"] = int(np.sum(done == 1))
