@@ -1,0 +1,326 @@
+"""Field runs in session files: each field a variable over ``(time, x[, y[, z]])``.
+
+A field run is a ``/runs/<name>`` group (``docs/hdf5-schema.md``) whose ``field_names``
+attribute names its fields. The axes are coordinate variables ``x``, ``y``, ``z`` (CF
+``axis``, ``long_name``, ``units`` where declared) holding the grid's points; the grid
+itself (extent, points, boundaries) is kept in ``grid_*`` attributes, enough to rebuild
+it on reading. ``time`` is unlimited and frames are appended as they are computed, one
+HDF5 chunk per frame (or per part of a large frame), so no run is held whole in memory.
+"""
+
+import contextlib
+import dataclasses
+import math
+
+import numpy as np
+
+from ..models import Dirichlet, Grid, Neumann, Periodic, Robin
+from ..solvers import FieldTrajectory, Result
+from .._version import __version__
+from . import _h5, _models
+from ._models import ModelRecord
+from ._netcdf import Empty, Variable, time_attrs, unit_attrs
+from ._schema import NAME
+
+AXES = ("x", "y", "z")
+BOUNDARY_KINDS = {Periodic: "periodic", Dirichlet: "dirichlet", Neumann: "neumann", Robin: "robin"}
+BLOCK_BYTES = 64 << 20  # a whole trajectory is saved in blocks of frames of about this size
+MAX_FIELDS = 1000
+
+
+# -- the model's record and units --------------------------------------------------------
+
+
+def _parameter_fields(model) -> dict:
+    """``{name: field}`` of the model's declared parameters (``dl.param``)."""
+    return {f.name: f for f in dataclasses.fields(model) if "difflab_param" in f.metadata}
+
+
+def model_record(model) -> ModelRecord:
+    """The :class:`ModelRecord` of a field model: a registered model's own record, else its
+    class, parameter values and units, and the file it was defined in."""
+    if getattr(type(model), "registry_name", None) is not None:
+        return _models.record_of(model)
+    cls, params = type(model), _parameter_fields(model)
+    leaves, impls = _models._leaf_entries(model)
+    record = ModelRecord(
+        key="", origin="builtin" if cls.__module__.startswith("difflab.") else "user",
+        name=cls.__name__, class_name=f"{cls.__module__}.{cls.__qualname__}",
+        version=str(getattr(cls, "version", None) or __version__),
+        parameters={n: float(np.asarray(getattr(model, n))) for n in params
+                    if np.ndim(getattr(model, n)) == 0},
+        units={n: f.metadata["difflab_param"]["unit"] for n, f in params.items()
+               if f.metadata["difflab_param"].get("unit")},
+        leaves=leaves, leaf_key_impls=impls)
+    if record.origin == "user":
+        _models._add_file_source(record, cls, None)
+    return record
+
+
+def _field_unit(model, name: str) -> str | None:
+    """A field's declared unit: ``field_units`` (a dict, or one unit for all), else ``None``."""
+    units = getattr(model, "field_units", None)
+    return units.get(name) if isinstance(units, dict) else units
+
+
+def _length_unit(model, grid) -> str | None:
+    return getattr(grid, "length_unit", None) or getattr(model, "length_unit", None)
+
+
+# -- the grid as attributes --------------------------------------------------------------
+
+
+def _boundary_numbers(side) -> tuple[float, float, float]:
+    """``(value, alpha, beta)`` of one side; NaN where it has none, or its value is an
+    array or a function of time (those are not stored)."""
+    value = getattr(side, "value", None)
+    stored = value is not None and not callable(value) and np.ndim(value) == 0
+    robin = isinstance(side, Robin)
+    return (float(value) if stored else math.nan, float(side.alpha) if robin else math.nan,
+            float(side.beta) if robin else math.nan)
+
+
+def grid_attrs(grid: Grid) -> dict:
+    """The grid as attributes, per side ``[x low, x high, y low, ...]`` for boundaries."""
+    sides = [side for pair in grid.boundaries for side in pair]
+    numbers = np.array([_boundary_numbers(s) for s in sides], dtype=np.float64)
+    return {"grid_points": np.array(grid.points, dtype=np.int64),
+            "grid_extent": np.array(grid.extent, dtype=np.float64).reshape(-1),
+            "grid_boundaries": [BOUNDARY_KINDS.get(type(s), type(s).__name__.lower())
+                                for s in sides],
+            "grid_boundary_value": numbers[:, 0], "grid_boundary_alpha": numbers[:, 1],
+            "grid_boundary_beta": numbers[:, 2]}
+
+
+def _side(kind: str, value: float, alpha: float, beta: float):
+    value = None if math.isnan(value) else value  # an array or f(t): not stored
+    if kind == "periodic":
+        return Periodic()
+    if kind == "robin":
+        return Robin(alpha=alpha, beta=beta, value=value)
+    if kind in ("dirichlet", "neumann"):
+        return {"dirichlet": Dirichlet, "neumann": Neumann}[kind](value=value)
+    raise ValueError(f"unknown boundary {kind!r}")
+
+
+def grid_from_attrs(attrs: dict) -> Grid:
+    """The :class:`Grid` the ``grid_*`` attributes describe (``ValueError`` if they do not)."""
+    points = [int(n) for n in np.atleast_1d(attrs["grid_points"])]
+    ndim = len(points)
+    extent = np.asarray(attrs["grid_extent"], dtype=np.float64).reshape(ndim, 2)
+    kinds = attrs["grid_boundaries"]
+    kinds = [kinds] if isinstance(kinds, str) else list(kinds)
+    numbers = [np.atleast_1d(np.asarray(attrs.get(f"grid_boundary_{k}", [math.nan] * 2 * ndim),
+                                        dtype=np.float64))
+               for k in ("value", "alpha", "beta")]
+    if len(kinds) != 2 * ndim or any(len(n) != 2 * ndim for n in numbers):
+        raise ValueError(f"the grid has {ndim} axes but its boundaries do not describe "
+                         f"{2 * ndim} sides")
+    sides = [_side(k, *(n[i] for n in numbers)) for i, k in enumerate(kinds)]
+    return Grid(tuple(map(tuple, extent)), tuple(points),
+                tuple((sides[2 * i], sides[2 * i + 1]) for i in range(ndim)))
+
+
+# -- writing -----------------------------------------------------------------------------
+
+
+def _cf_name(name: str) -> str:
+    """An attribute name CF accepts: letters, digits and underscores."""
+    return "".join(c if c.isalnum() or c == "_" else "_" for c in name)
+
+
+def _variables(model, grid: Grid, field_names, dtype) -> dict[str, Variable]:
+    length = unit_attrs(_length_unit(model, grid))
+    variables = {"time": Variable(("time",), np.zeros(0),
+                                  time_attrs(getattr(model, "time_unit", None)))}
+    for i, axis in enumerate(grid.axis_names):
+        variables[axis] = Variable((axis,), grid.axis_coordinates(i),
+                                   {"long_name": axis, "axis": axis.upper(), **length})
+    for name in field_names:
+        variables[name] = Variable(("time", *grid.axis_names), Empty((0, *grid.shape), dtype),
+                                   {"long_name": name, **unit_attrs(_field_unit(model, name))})
+    return variables
+
+
+class FieldWriter:
+    """A field run whose frames are appended as they come (``append``), then ``finish``ed.
+
+    Each append resizes ``time`` and the fields and writes the new frames, then flushes:
+    what is in the file is a valid run of the frames written so far.
+    """
+
+    def __init__(self, session, group):
+        self.session, self.group = session, group
+        self.name = group.name.rsplit("/", 1)[-1]
+        self.field_names = tuple(_h5.text(v) for v in np.atleast_1d(group.attrs["field_names"]))
+        self.shape = group[self.field_names[0]].shape[1:]
+
+    @classmethod
+    def create(cls, session, *, model, grid: Grid | None = None, field_names=None,
+               settings=None, key=None, name=None, dtype=np.float64,
+               compress: bool | None = None) -> "FieldWriter":
+        """Create the run's group in ``session`` (a :class:`SessionWriter`): the grid from
+        ``grid`` (default ``model.grid``), the fields ``field_names`` (``model.field_names``)."""
+        grid = model.grid if grid is None else grid
+        field_names = tuple(field_names or model.field_names)
+        bad = [n for n in field_names if not NAME.fullmatch(n) or n in ("time", *AXES)]
+        if bad or not field_names:
+            raise ValueError(f"field names must be valid names other than time, x, y, z; "
+                             f"not {bad or 'none'}")
+        attrs = session.result_attrs(model=model_record(model), settings=settings, key=key,
+                                     extra={"complete": 0})
+        attrs = {_cf_name(k): v for k, v in attrs.items()}  # param.F -> param_F
+        attrs.update(field_names=list(field_names), **grid_attrs(grid))
+        group = session.write_result(
+            "runs", name, attrs, _variables(model, grid, field_names, dtype),
+            unlimited=("time",), fillvalues=dict.fromkeys(field_names, np.nan),
+            compress=compress)
+        return cls(session, group)
+
+    @property
+    def n_written(self) -> int:
+        """The frames written so far."""
+        return self.group["time"].shape[0]
+
+    def append(self, ts, fields: dict) -> None:
+        """Add frames at times ``ts`` (a number for one frame, or ``(k,)``): ``fields[name]``
+        of shape ``(k, *grid.shape)`` (or the grid's shape for one frame), then flush."""
+        ts = np.asarray(ts, dtype=np.float64)
+        one = ts.ndim == 0
+        ts = ts.reshape(-1)
+        if set(fields) != set(self.field_names):
+            raise ValueError(f"the run has the fields {', '.join(self.field_names)}, not "
+                             f"{', '.join(fields)}")
+        blocks = {n: np.asarray(u)[None] if one else np.asarray(u) for n, u in fields.items()}
+        for name, block in blocks.items():
+            if block.shape != (len(ts), *self.shape):
+                raise ValueError(f"field {name!r}: frames of shape {block.shape} at "
+                                 f"{len(ts)} times; expected {(len(ts), *self.shape)}")
+        n, k = self.n_written, len(ts)
+        for name, block in blocks.items():  # the fields first: time says what is written
+            self.group[name].resize(n + k, axis=0)
+            self.group[name][n:] = block
+        self.group["time"].resize(n + k, axis=0)
+        self.group["time"][n:] = ts
+        self.session.flush()
+
+    def finish(self, *, result: int = 0, wall_time=None) -> None:
+        """Record how the run ended; the run is then ``complete``."""
+        self.session.set_attrs_later(self.group.name, {
+            "result": int(result), "result_message": Result(int(result)).message,
+            "wall_time": wall_time, "complete": 1})
+
+
+def add_fields(session, traj, model, *, name=None, settings=None, key=None) -> str:
+    """Write a :class:`difflab.solvers.FieldTrajectory` of ``model`` into ``session`` (a
+    :class:`SessionWriter`), in blocks of frames; returns the run's name."""
+    ts = np.asarray(traj.ts)
+    settings = {"solver": traj.solver, "t0": float(ts[0]), "t1": float(ts[-1]),
+                "n_save": len(ts), **(settings or {})}
+    writer = FieldWriter.create(session, model=model, grid=traj.grid,
+                                field_names=tuple(traj.fields), settings=settings, key=key,
+                                name=name)
+    frame_bytes = 8 * len(traj.fields) * max(1, int(np.prod(traj.grid.shape)))
+    step = max(1, BLOCK_BYTES // frame_bytes)
+    for start in range(0, len(ts), step):
+        stop = min(start + step, len(ts))
+        writer.append(ts[start:stop], {n: u[start:stop] for n, u in traj.fields.items()})
+    writer.finish(result=int(traj.result))
+    return writer.name
+
+
+def save_fields(path, traj, model=None, *, name=None, settings=None, overwrite=False,
+                compress=False) -> str:
+    """Add a field run (``traj`` of :func:`difflab.solvers.simulate_fields`, computed with
+    ``model``) to a session file, atomically; returns its name in ``/runs``."""
+    from ._writer import write_session
+
+    model = getattr(traj, "model", None) if model is None else model
+    if model is None:
+        raise ValueError("this field run does not know its model: pass model=")
+    with write_session(path, overwrite=overwrite, compress=compress) as session:
+        return add_fields(session, traj, model, name=name, settings=settings)
+
+
+@contextlib.contextmanager
+def field_writer(path, model, *, grid=None, name=None, settings=None, overwrite=False,
+                 compress=False, command_line=None):
+    """Stream a field run into ``path`` in place: yields a :class:`FieldWriter`; readers
+    may open the file while frames are appended (SWMR). The run is ``complete`` once the
+    block ends without an error."""
+    from ._writer import stream_session
+
+    with stream_session(path, overwrite=overwrite, compress=compress,
+                        command_line=command_line) as session:
+        writer = FieldWriter.create(session, model=model, grid=grid, name=name,
+                                    settings=settings)
+        session.start_swmr()
+        yield writer
+        writer.finish()
+
+
+# -- reading -----------------------------------------------------------------------------
+
+
+def is_field_run(attrs: dict) -> bool:
+    """True for the attributes of a field run's group."""
+    return "field_names" in attrs
+
+
+def field_spec(attrs: dict, fail) -> tuple:
+    """The reader's spec of a field run (coordinates, fields), checked; ``fail(problem)``
+    raises."""
+    names = attrs["field_names"]
+    names = [names] if isinstance(names, str) else names
+    if not isinstance(names, list) or not 1 <= len(names) <= MAX_FIELDS or not all(
+            isinstance(n, str) and NAME.fullmatch(n) and n not in ("time", *AXES)
+            for n in names):
+        fail("field_names must name 1 to 1000 fields, none called time, x, y or z")
+    try:
+        grid = grid_from_attrs(attrs)
+    except (KeyError, ValueError, TypeError) as error:
+        fail(f"the grid attributes do not describe a grid ({error})")
+    axes = grid.axis_names
+    return ({"time": "f", **dict.fromkeys(axes, "f")},
+            {n: (("time", *axes), "f") for n in names}, {}, ())
+
+
+def field_trajectory(stored) -> FieldTrajectory:
+    """A stored field run as a :class:`FieldTrajectory`: ``ts`` read, the fields left in
+    the file (:class:`LazyArray`, read when indexed), the grid rebuilt."""
+    names = stored.attrs["field_names"]
+    names = [names] if isinstance(names, str) else names
+    grid = grid_from_attrs(stored.attrs)
+    solver = str(stored.attrs.get("solver", ""))
+    result = Result(int(stored.attrs.get("result", 0)))
+    return FieldTrajectory(np.asarray(stored.variables["time"].data),
+                           {n: stored.variables[n].data for n in names}, grid, solver, result)
+
+
+def read_fields(path, name: str | None = None) -> FieldTrajectory:
+    """The field run ``name`` (default: the first) of a session file, with its grid."""
+    from ._reader import open_session
+
+    session = open_session(path)
+    stored = [s for s in session.stored("runs") if is_field_run(s.attrs)]
+    if name is not None:
+        stored = [s for s in stored if s.name == name]
+    if not stored:
+        which = f"named {name!r}" if name else "at all"
+        raise KeyError(f"{path} holds no field run {which}")
+    return field_trajectory(stored[0])
+
+
+def _sides(pair) -> str:
+    low, high = (BOUNDARY_KINDS.get(type(s), type(s).__name__.lower()) for s in pair)
+    return low if low == high else f"{low}/{high}"
+
+
+def summary_entry(stored) -> dict:
+    """What ``difflab open`` tells of a field run: its fields and its grid."""
+    grid = grid_from_attrs(stored.attrs)
+    axes = [f"{a} {lo:g}..{hi:g} ({n} points, {_sides(pair)})" for a, (lo, hi), n, pair
+            in zip(grid.axis_names, grid.extent, grid.points, grid.boundaries, strict=True)]
+    names = stored.attrs["field_names"]
+    return {"fields": [names] if isinstance(names, str) else list(names),
+            "grid": "; ".join(axes)}
