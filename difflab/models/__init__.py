@@ -11,6 +11,8 @@ from ._bounded import FileReadError as FileReadError
 from ._bounded import read_bounded as read_bounded
 from ._bounded import read_bounded_text as read_bounded_text
 from ._fields import AbstractFieldModel as AbstractFieldModel
+from ._fields import AllenCahn as AllenCahn
+from ._fields import Diffusion as Diffusion
 from ._fields import Dirichlet as Dirichlet
 from ._fields import GrayScott as GrayScott
 from ._fields import Grid as Grid
@@ -18,6 +20,7 @@ from ._fields import KuramotoSivashinsky as KuramotoSivashinsky
 from ._fields import Neumann as Neumann
 from ._fields import Periodic as Periodic
 from ._fields import Robin as Robin
+from ._fields import Wave as Wave
 from ._fields import advection as advection
 from ._fields import derivative as derivative
 from ._fields import divergence as divergence
@@ -36,6 +39,7 @@ from ._equations import from_equations as from_equations
 from ._plugins import PluginError as PluginError
 from ._plugins import refresh as refresh_plugins  # noqa: F401 (public)
 from ._registry import available as available
+from ._registry import field_models as field_models
 from ._registry import get as get
 from ._registry import register as register
 from ._sources import ModelSource as ModelSource

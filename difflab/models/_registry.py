@@ -5,21 +5,37 @@ import difflib
 from ._base import Model, is_model_class
 
 _REGISTRY: dict[str, type[Model]] = {}
+_FIELD_MODELS: dict[str, type] = {}  # field models: found by get, listed by field_models
+
+
+def _is_field_model_class(cls) -> bool:
+    """True for a concrete field model class (``AbstractFieldModel``'s contract)."""
+    return isinstance(cls, type) and hasattr(cls, "field_names") and callable(
+        getattr(cls, "initial_fields", None)) and not getattr(cls, "__abstractmethods__", None)
 
 
 def register(name: str):
-    """Class decorator adding a concrete model to the registry under ``name``."""
+    """Class decorator adding a concrete model (or field model) to the registry under
+    ``name``."""
 
     def add(cls):
-        if not is_model_class(cls):
+        field_model = _is_field_model_class(cls)
+        if not (is_model_class(cls) or field_model):
             raise TypeError(f"{cls!r} is not a concrete difflab.Model subclass")
-        if name in _REGISTRY and _REGISTRY[name] is not cls:
+        table = _FIELD_MODELS if field_model else _REGISTRY
+        if name in {**_REGISTRY, **_FIELD_MODELS} and table.get(name) is not cls:
             raise ValueError(f"a model named {name!r} is already registered")
-        _REGISTRY[name] = cls
+        table[name] = cls
         cls.registry_name = name
         return cls
 
     return add
+
+
+def field_models() -> list[str]:
+    """The names of the registered field models (models on grids), sorted; ``available``
+    lists the others."""
+    return sorted(_FIELD_MODELS)
 
 
 def available() -> list[str]:
@@ -41,13 +57,16 @@ def get(name: str) -> type[Model]:
     """The model class registered as ``name``; unknown names list the close matches."""
     if name in _REGISTRY:
         return _REGISTRY[name]
+    if name in _FIELD_MODELS:
+        return _FIELD_MODELS[name]
     try:
         cls = _plugin(name)
         if cls is None:
             raise KeyError(name)
         return cls
     except KeyError:
-        close = difflib.get_close_matches(name, available(), n=3, cutoff=0.5)
+        close = difflib.get_close_matches(name, available() + field_models(), n=3,
+                                          cutoff=0.5)
         hint = f"; did you mean {', '.join(close)}?" if close else ""
         raise ValueError(
             f"unknown model {name!r}{hint} (`difflab models` lists them all)"

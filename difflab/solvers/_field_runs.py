@@ -1,43 +1,76 @@
-"""Field models advanced by exponential steppers: frames of every field, with the grid.
+"""Field models advanced as fields: frames of every field, with the grid.
 
-The state travels in Fourier space (``rfftn`` of each field) through ``lax.scan``; each
-saved frame goes back to the grid, so a result holds arrays of shape
-``(frames, *grid.shape)`` per field.
+Exponential steppers carry the state in Fourier space (``rfftn`` of each field) through
+``lax.scan``; explicit Runge-Kutta steppers carry it on the grid; adaptive ones are
+diffrax's, on the dict of fields. Each saved frame is on the grid, so a result holds
+arrays of shape ``(frames, *grid.shape)`` per field.
 """
+
+import math
 
 import equinox as eqx
 import jax
 import jax.numpy as jnp
-import numpy as np
 
 from ..models import AbstractFieldModel, Grid, from_fourier, to_fourier
-from ._resources import check_memory
-from ._result import Result
-from ._simulate import SimulationError
+from ._field_checks import (
+    FIELD_SOLVERS,
+    check_memory_of,
+    check_solver,
+    check_stable,
+    outcome,
+    stable_step,
+)
+from ._result import Result, message
 from ._steppers import ETD_SOLVERS
+from ._steppers.field_steppers import FIELD_EXPLICIT
 
-#: copies of the state a run holds besides its frames: the start, the stages and their
-#: nonlinear parts, the stepper's weights (in Fourier space, about half a field each)
-WORKING_COPIES = 24
+FIXED_STEPS = {**ETD_SOLVERS, **FIELD_EXPLICIT}
+DEFAULT_FRAMES = 101
 
 
 class FieldTrajectory(eqx.Module):
     """A field model's run: ``ts`` of shape ``(frames,)``, ``fields[name]`` of shape
-    ``(frames, *grid.shape)``, and the ``grid`` they lie on."""
+    ``(frames, *grid.shape)``, and the ``grid`` they lie on. ``model`` and ``settings``
+    (``t0``, ``t1``, ``dt``, ``n_save``, ...) are what made it (``None`` when traced)."""
 
     ts: jax.Array
     fields: dict
     grid: Grid
     solver: str = eqx.field(static=True)
     result: Result = eqx.field(static=True, default=Result.SUCCESS)
+    model: object = None
+    settings: tuple | None = eqx.field(static=True, default=None)
 
     def __getitem__(self, name: str):
-        return self.fields[name]
+        try:
+            return self.fields[name]
+        except KeyError:
+            raise KeyError(f"no field {name!r}; the fields are "
+                           f"{', '.join(self.fields)}") from None
+
+    @property
+    def field_names(self) -> tuple[str, ...]:
+        return tuple(self.fields)
 
     @property
     def final(self) -> dict:
         """The last frame of every field."""
         return {name: u[-1] for name, u in self.fields.items()}
+
+    @property
+    def ok(self) -> bool:
+        return self.result == Result.SUCCESS
+
+    @property
+    def message(self) -> str:
+        return message(self.result)
+
+    def __repr__(self) -> str:
+        model = type(self.model).__name__ if self.model is not None else "?"
+        points = "x".join(map(str, self.grid.shape))
+        return (f"FieldTrajectory({model}, fields {', '.join(self.fields)} on a {points} "
+                f"grid; n_save={self.ts.shape[-1]}; {self.solver}; {self.message})")
 
 
 def _plan(t0: float, t1: float, dt: float, frames: int) -> tuple[int, int]:
@@ -54,39 +87,25 @@ def _plan(t0: float, t1: float, dt: float, frames: int) -> tuple[int, int]:
     return frames - 1, whole // (frames - 1)
 
 
-def _check_memory(model: AbstractFieldModel, frames: int) -> None:
-    """Refuse, before anything is made, a run whose frames and working copies would not fit
-    (``frames`` kept on the device and copied to the host)."""
-    cells = int(np.prod(model.grid.shape, dtype=np.float64)) * len(model.field_names)
-    need = 8.0 * cells * (2 * frames + WORKING_COPIES)
-    points = "x".join(str(n) for n in model.grid.shape)
-    check_memory(need, f"a field run on a {points} grid with {frames} frames of "
-                 f"{len(model.field_names)} field(s)", "use fewer points or frames",
-                 device_need=8.0 * cells * (frames + WORKING_COPIES))
-
-
 def _stepper(solver, model: AbstractFieldModel, dt):
-    """The stepper ``solver`` names, made for the model's linear part and ``dt`` (``None``:
-    only check the name)."""
+    """The stepper ``solver`` names, made for the model and ``dt``."""
     if not isinstance(solver, str):
         return solver
-    if solver not in ETD_SOLVERS:
-        raise ValueError(f"field models are advanced by {', '.join(ETD_SOLVERS)}, not "
-                         f"{solver!r}")
-    return None if dt is None else ETD_SOLVERS[solver](model.linear_part(), dt)
+    if solver in ETD_SOLVERS:
+        return ETD_SOLVERS[solver](model.linear_part(), dt)
+    return FIELD_EXPLICIT[solver](dt)
 
 
-def _advance(stepper, model, u_hat, t0, intervals: int, per_interval: int):
+def _advance(stepper, rhs, u, to_grid, t0, intervals: int, per_interval: int):
     def step(carry, _):
         t, u = carry
-        return (t + stepper.dt, stepper.step(model.nonlinear_fourier, t, u)), None
+        return (t + stepper.dt, stepper.step(rhs, t, u)), None
 
     def interval(carry, _):
         carry, _ = jax.lax.scan(step, carry, None, length=per_interval)
-        frame = {name: from_fourier(u, model.grid) for name, u in carry[1].items()}
-        return carry, (carry[0], frame)
+        return carry, (carry[0], jax.tree.map(to_grid, carry[1]))
 
-    _, (ts, frames) = jax.lax.scan(interval, (t0, u_hat), None, length=intervals)
+    _, (ts, frames) = jax.lax.scan(interval, (t0, u), None, length=intervals)
     return ts, frames
 
 
@@ -94,69 +113,138 @@ def _advance(stepper, model, u_hat, t0, intervals: int, per_interval: int):
 def _run(model, solver, fields, t0, dt, intervals: int, per_interval: int):
     """The whole run in one program: the stepper's weights, the transforms, the steps."""
     stepper = _stepper(solver, model, dt)
-    u_hat = {name: to_fourier(u, model.grid) for name, u in fields.items()}
-    ts, later = _advance(stepper, model, u_hat, t0, intervals, per_interval)
+    grid = model.grid
+    if stepper.fourier:
+        u = {name: to_fourier(u, grid) for name, u in fields.items()}
+        rhs, to_grid = model.nonlinear_fourier, lambda v: from_fourier(v, grid)
+    else:
+        u, rhs, to_grid = fields, model.vector_field, lambda v: v
+    ts, later = _advance(stepper, rhs, u, to_grid, t0, intervals, per_interval)
     ts = jnp.concatenate([t0[None], ts])
     return ts, {name: jnp.concatenate([u[None], later[name]]) for name, u in fields.items()}
 
 
-def _first_nonfinite(ts, fields: dict, grid: Grid) -> tuple[int, str] | None:
-    """``(frame, where)`` of a field's first non-finite value, or ``None``."""
-    found = None
-    for name, u in fields.items():
-        bad = ~np.isfinite(np.asarray(u))
-        if bad.any():
-            frame = int(np.argmax(bad.reshape(bad.shape[0], -1).any(axis=1)))
-            if found is None or frame < found[0]:
-                index = np.unravel_index(np.argmax(bad[frame]), bad.shape[1:])
-                found = (frame, _describe(name, float(ts[frame]), index[-grid.ndim:], grid))
-    return found
+@eqx.filter_jit
+def _run_adaptive(model, solver: str, fields, t0, t1, dt0, rtol, atol, n_save: int,
+                  max_steps: int):
+    """A diffrax solve of the fields, saved at ``n_save`` evenly spaced times."""
+    import diffrax
+
+    from ._steppers.catalog import EXPLICIT
+
+    ts = jnp.linspace(t0, t1, n_save)
+    term = diffrax.ODETerm(lambda t, u, args: model.vector_field(t, u))
+    sol = diffrax.diffeqsolve(
+        term, getattr(diffrax, EXPLICIT[solver])(), t0, t1, dt0, fields,
+        saveat=diffrax.SaveAt(ts=ts), max_steps=max_steps, throw=False,
+        stepsize_controller=diffrax.PIDController(rtol=rtol, atol=atol))
+    failed = sol.result != diffrax.RESULTS.successful
+    out_of_steps = sol.result == diffrax.RESULTS.max_steps_reached
+    code = jnp.where(out_of_steps, Result.MAX_STEPS_REACHED,
+                     jnp.where(failed, Result.SOLVER_FAILED, Result.SUCCESS))
+    return ts, sol.ys, code
 
 
-def _describe(name: str, t: float, index, grid: Grid) -> str:
-    point = ", ".join(f"{axis} = {grid.axis_coordinates(i)[k]:.4g}"
-                      for i, (axis, k) in enumerate(zip(grid.axis_names, index, strict=True)))
-    return f"field {name!r} is not finite at t = {t:.6g}, first at {point}"
+def _as_float(v):
+    return jnp.asarray(v, dtype=float)
 
 
-def _outcome(ts, out: dict, grid: Grid, throw: bool) -> Result:
-    """``DIVERGED`` where a frame holds a NaN or infinity (raised if ``throw``), checked on
-    the host once the run is done; under a JAX transformation the values are not known."""
-    if any(isinstance(x, jax.core.Tracer) for x in jax.tree.leaves((ts, out))):
-        return Result.SUCCESS
-    found = _first_nonfinite(ts, out, grid)
-    if found is None:
-        return Result.SUCCESS
-    if throw:
-        raise SimulationError(f"{found[1]}: the run diverged; a smaller dt or finer grid "
-                              f"may keep it finite", Result.DIVERGED)
-    return Result.DIVERGED
+def _start(model: AbstractFieldModel, fields, frames: int) -> dict:
+    if not isinstance(model, AbstractFieldModel):
+        raise TypeError(f"simulate_fields takes a field model, not {type(model).__name__}")
+    check_memory_of(model, int(frames))
+    fields = model.initial_fields() if fields is None else fields
+    if not isinstance(fields, dict):
+        raise TypeError(f"the initial fields are a dict {{name: array}}, not "
+                        f"{type(fields).__name__}")
+    model.check_fields(fields)
+    return {name: jnp.asarray(u, dtype=float) for name, u in fields.items()}
+
+
+def _name(solver) -> str:
+    return solver if isinstance(solver, str) else type(solver).__name__.lower()
 
 
 def simulate_fields(model: AbstractFieldModel, t1: float, *, dt: float, frames: int = 11,
                     t0: float = 0.0, solver="etdrk4", fields: dict | None = None,
                     throw: bool = True):
     """Advance ``model`` from ``t0`` (its ``initial_fields()``, or ``fields``) to ``t1`` in
-    steps of ``dt`` with ``solver`` (``"etdrk4"``, ``"etdrk2"`` or a stepper made for the
-    model's linear part), keeping ``frames`` equally spaced frames (``t0`` and ``t1``
-    among them). Returns a :class:`FieldTrajectory`. One compiled program does it all;
-    changing ``t0``, ``dt`` or the parameters does not compile it again. A frame with a
-    NaN or infinity raises :class:`SimulationError` naming the field, the time and the
-    point where it first appeared (``throw=False``: recorded in ``result`` instead)."""
-    if not isinstance(model, AbstractFieldModel):
-        raise TypeError(f"simulate_fields takes a field model, not {type(model).__name__}")
+    steps of ``dt`` with ``solver`` (``"etdrk4"``, ``"etdrk2"``, ``"rk4"``, ``"heun"``,
+    ``"euler"`` or a stepper made for the model's linear part), keeping ``frames`` equally
+    spaced frames (``t0`` and ``t1`` among them). Returns a :class:`FieldTrajectory`.
+    One compiled program does it all; changing ``t0``, ``dt`` or the parameters does not
+    compile it again. A frame with a NaN or infinity raises :class:`SimulationError`
+    naming the field, the time and the point where it first appeared (``throw=False``:
+    recorded in ``result`` instead)."""
     intervals, per_interval = _plan(float(t0), float(t1), float(dt), int(frames))
-    _check_memory(model, int(frames))
-    fields = model.initial_fields() if fields is None else fields
-    model.check_fields(fields)
+    fields = _start(model, fields, frames)
     if isinstance(solver, str):
-        _stepper(solver, model, None)  # an unknown name fails here, before tracing
+        if solver not in FIXED_STEPS:
+            raise ValueError(f"simulate_fields takes the fixed-step solvers "
+                             f"{', '.join(FIXED_STEPS)}, not {solver!r}")
+        check_solver(solver, model)
+        check_stable(solver, model, float(dt))
     elif abs(float(solver.dt) - dt) > 1e-12 * abs(dt):
         raise ValueError(f"the stepper was made for dt = {float(solver.dt):g}, not {dt:g}")
-    fields = {name: jnp.asarray(u, dtype=float) for name, u in fields.items()}
-    as_float = lambda v: jnp.asarray(v, dtype=float)  # noqa: E731
-    ts, out = _run(model, solver, fields, as_float(t0), as_float(dt), intervals, per_interval)
-    result = _outcome(ts, out, model.grid, throw)
-    name = solver if isinstance(solver, str) else type(solver).__name__.lower()
-    return FieldTrajectory(ts, out, model.grid, name, result)
+    ts, out = _run(model, solver, fields, _as_float(t0), _as_float(dt), intervals,
+                   per_interval)
+    result = outcome(ts, out, model.grid, throw)
+    settings = (("t0", float(t0)), ("t1", float(t1)), ("dt", float(dt)), ("n_save", frames))
+    return FieldTrajectory(ts, out, model.grid, _name(solver), result, model, settings)
 
+
+def _frames_and_steps(span: float, dt: float, n_save: int | None) -> tuple[int, int]:
+    """``(n_save, steps)``: at least ``span / dt`` steps, a whole number per frame."""
+    steps = max(1, math.ceil(span / dt * (1 - 1e-12)))
+    n_save = min(DEFAULT_FRAMES, steps + 1) if n_save is None else int(n_save)
+    if n_save < 2:
+        raise ValueError(f"n_save must be at least 2, got {n_save}")
+    per_frame = math.ceil(steps / (n_save - 1))
+    return n_save, per_frame * (n_save - 1)
+
+
+def _default_dt(solver: str, model, span: float) -> float:
+    """A thousandth of the span, or 0.9 of an explicit solver's stable step if smaller."""
+    return min(span / 1000, 0.9 * stable_step(solver, model))
+
+
+def simulate_field_model(model: AbstractFieldModel, t1, *, t0=None, dt=None, solver=None,
+                         n_save=None, y0=None, rtol=None, atol=None, max_steps=None,
+                         throw: bool = True) -> FieldTrajectory:
+    """``difflab.simulate`` for a field model (see its docstring): ``y0`` is a dict of
+    fields; a fixed step ``dt`` is shortened so that every saved frame falls on a step."""
+    if t1 is None:
+        raise TypeError("t1, the end time, is missing")
+    check_memory_of(model, 2)  # a grid too big for two frames: before anything is made
+    solver = model.default_solver if solver is None else solver
+    if not isinstance(solver, str):
+        raise TypeError(f"a field model's solver is one of {', '.join(FIELD_SOLVERS)}, "
+                        f"not {type(solver).__name__}")
+    check_solver(solver, model)
+    t0, t1 = float(0.0 if t0 is None else t0), float(t1)
+    if not t1 > t0:
+        raise ValueError(f"t1 ({t1}) must be greater than t0 ({t0})")
+    if solver not in FIXED_STEPS:
+        return _adaptive(model, solver, t1, t0=t0, dt=dt, n_save=n_save, fields=y0, rtol=rtol,
+                         atol=atol, max_steps=max_steps, throw=throw)
+    dt = _default_dt(solver, model, t1 - t0) if dt is None else float(dt)
+    if not dt > 0:
+        raise ValueError(f"dt must be positive, got {dt}")
+    n_save, steps = _frames_and_steps(t1 - t0, dt, n_save)
+    return simulate_fields(model, t1, dt=(t1 - t0) / steps, frames=n_save, t0=t0,
+                           solver=solver, fields=y0, throw=throw)
+
+
+def _adaptive(model, solver: str, t1: float, *, t0, dt, n_save, fields, rtol, atol,
+              max_steps, throw) -> FieldTrajectory:
+    n_save = DEFAULT_FRAMES if n_save is None else int(n_save)
+    fields = _start(model, fields, n_save)
+    rtol, atol = 1e-6 if rtol is None else rtol, 1e-9 if atol is None else atol
+    max_steps = 100_000 if max_steps is None else int(max_steps)
+    ts, out, code = _run_adaptive(model, solver, fields, _as_float(t0), _as_float(t1),
+                                  None if dt is None else _as_float(dt), _as_float(rtol),
+                                  _as_float(atol), n_save, max_steps)
+    result = outcome(ts, out, model.grid, throw, code)
+    settings = (("t0", t0), ("t1", t1), ("n_save", n_save), ("rtol", float(rtol)),
+                ("atol", float(atol)))
+    return FieldTrajectory(ts, out, model.grid, solver, result, model, settings)

@@ -36,6 +36,14 @@ _MESSAGES = {
 }
 
 
+class SimulationError(RuntimeError):
+    """A simulation did not succeed; ``result`` holds its :class:`Result` code."""
+
+    def __init__(self, text: str, result: Result):
+        super().__init__(text)
+        self.result = result
+
+
 def message(code) -> str:
     """The readable message of a result code."""
     return Result(int(code)).message

@@ -9,13 +9,14 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ..models import Model
+from ..models import AbstractFieldModel, Model
 from ._auto_step import choose
 from ._events import Events, overflow_message, resolve_events
 from ._failures import error_if_failed, explain
+from ._field_runs import FieldTrajectory, simulate_field_model
 from ._model_checks import check_returns, initial_state
 from ._resources import check_fixed_steps, check_saved_states
-from ._result import Result, message
+from ._result import Result, SimulationError, message
 from ._settings import SolveSettings, key_to_record, solve_arguments
 from ._steppers.adjoint import CheckpointedAdjoint, resolve_adjoint
 from ._steppers.catalog import IMPLICIT, resolve_solver, solver_name
@@ -132,14 +133,6 @@ def model_of(made_with, given=None):
     if hasattr(made_with, "build"):  # a model record of a session file
         return made_with.build(given)
     return made_with if given is None else given
-
-
-class SimulationError(RuntimeError):
-    """A simulation did not succeed; ``result`` holds its :class:`Result` code."""
-
-    def __init__(self, text: str, result: Result):
-        super().__init__(text)
-        self.result = result
 
 
 def _is_concrete(x) -> bool:
@@ -321,7 +314,12 @@ def simulate(
     """Simulate ``model`` from ``t0`` to ``t1`` and return its :class:`Trajectory`.
 
     Args:
-        model: a :class:`difflab.Model` instance.
+        model: a :class:`difflab.Model` instance, or a field model
+            (:class:`difflab.models.AbstractFieldModel`): then ``y0`` is a dict of fields,
+            the solver ``"etdrk4"`` by default (``"rk4"`` for a model without a Fourier
+            linear part; also ``"etdrk2"``, ``"euler"``, ``"heun"`` and the explicit
+            adaptive ones), and the result a ``FieldTrajectory`` whose ``traj["u"]`` has
+            shape ``(n_save, *grid.shape)`` (``docs/fields.md``).
         t1, t0: the end and start times (``t0`` default 0).
         dt: the step of a fixed-step solver (the last steps are shortened evenly so
             they end at ``t1``); the initial step of an adaptive one (``None``: chosen
@@ -374,6 +372,10 @@ def simulate(
     and the end) fails with ``Result.UNSTABLE``; a failure's message says what happened
     (steps accepted and rejected, the time and step size reached) and what would help.
     """
+    if isinstance(model, AbstractFieldModel):
+        return _simulate_fields(model, t1, settings=settings, key=key, adjoint=adjoint,
+                                events=events, t0=t0, dt=dt, solver=solver, n_save=n_save,
+                                y0=y0, rtol=rtol, atol=atol, max_steps=max_steps, throw=throw)
     solve = solve_arguments(settings, t1=t1, t0=t0, dt=dt, solver=solver, n_save=n_save,
                             y0=y0, key=key, rtol=rtol, atol=atol, max_steps=max_steps)
     plan, args = prepare(model, adjoint=adjoint, events=events, **solve)
@@ -393,6 +395,16 @@ def simulate(
     if throw:
         traj = eqx.tree_at(lambda t: t.ys, traj, _raise_if_failed(traj, model))
     return traj
+
+
+def _simulate_fields(model, t1, *, settings, key, adjoint, events, **solve) -> FieldTrajectory:
+    """A field model's run (``_field_runs``), refusing what only ODE runs take."""
+    given = {"settings": settings is not None, "key": key is not None,
+             "adjoint": adjoint != "auto", "events": events is not None}
+    unsupported = [name for name, on in given.items() if on]
+    if unsupported:
+        raise ValueError(f"a field model's run does not take {', '.join(unsupported)}")
+    return simulate_field_model(model, t1, **solve)
 
 
 def _events_of(found: list, plan: Plan, args: dict, ys) -> Events | None:

@@ -68,4 +68,5 @@ def test_ghost_weights_reproduce_polynomials_of_their_degree(kind, degree):
     inside = p(np.arange(degree) + 0.5)
     weights = ghost_weights(side.wall_row(degree, 0.5), degree, 2)
     ghosts = weights @ np.concatenate([[wall], inside])
-    np.testing.assert_allclose(ghosts, p(np.array([-0.5, -1.5])), rtol=1e-12, atol=1e-12)
+    # degree 5: the solve loses about three digits to the system's conditioning
+    np.testing.assert_allclose(ghosts, p(np.array([-0.5, -1.5])), rtol=1e-12, atol=1e-11)

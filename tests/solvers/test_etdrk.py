@@ -91,7 +91,8 @@ def test_a_field_run_keeps_frames_of_the_grid_s_shape(ks):
     (dict(t1=1.0, dt=0.3, frames=2), "whole steps"),
     (dict(t1=1.0, dt=0.25, frames=4), "whole steps"),
     (dict(t1=-1.0, dt=0.25), "t1 > t0"),
-    (dict(t1=1.0, dt=0.25, frames=2, solver="rk4"), "etdrk2, etdrk4"),
+    (dict(t1=1.0, dt=0.25, frames=2, solver="tsit5"), "fixed-step solvers etdrk2, etdrk4"),
+    (dict(t1=1.0, dt=0.25, frames=2, solver="kvaerno5"), "fixed-step solvers"),
     (dict(t1=1.0, dt=0.25, frames=2, fields={"v": jnp.zeros(64)}), "has the fields u"),
     (dict(t1=1.0, dt=0.25, frames=2, fields={"u": jnp.zeros(32)}), "has shape"),
 ])
@@ -182,7 +183,7 @@ def test_a_nan_names_the_field_the_time_and_the_point():
     start["v"] = start["v"].at[3, 5].set(jnp.nan)
     with pytest.raises(dl.SimulationError,
                        match=r"field 'v' is not finite at t = 0, first at x = 0.375, "
-                             r"y = 1.25: the run diverged"):
+                             r"y = 1.25 \(point \[3, 5\]\): the run diverged"):
         simulate_fields(model, 2.0, dt=1.0, frames=3, fields=start)
     kept = simulate_fields(model, 2.0, dt=1.0, frames=3, fields=start, throw=False)
     assert kept.result == dl.Result.DIVERGED

@@ -7,17 +7,19 @@ from .boundaries import Dirichlet as Dirichlet
 from .boundaries import Neumann as Neumann
 from .boundaries import Periodic as Periodic
 from .boundaries import Robin as Robin
+from .diffusion import Diffusion as Diffusion
 from .grid import Grid as Grid
-from .model import AbstractFieldModel as AbstractFieldModel
-from .pattern_formation import KuramotoSivashinsky as KuramotoSivashinsky
-from .reaction_diffusion import GrayScott as GrayScott
 from .heat import Heat1D as Heat1D
+from .model import AbstractFieldModel as AbstractFieldModel
 from .operators import advection as advection
 from .operators import derivative as derivative
 from .operators import divergence as divergence
 from .operators import gradient as gradient
 from .operators import laplace as laplace
 from .operators import second_derivative as second_derivative
+from .pattern_formation import AllenCahn as AllenCahn
+from .pattern_formation import KuramotoSivashinsky as KuramotoSivashinsky
+from .reaction_diffusion import GrayScott as GrayScott
 from .spectral import dealias_mask as dealias_mask
 from .spectral import derivative_multiplier as derivative_multiplier
 from .spectral import from_fourier as from_fourier
@@ -26,3 +28,4 @@ from .spectral import spectral_derivative as spectral_derivative
 from .spectral import spectral_laplace as spectral_laplace
 from .spectral import to_fourier as to_fourier
 from .spectral import wavenumbers as wavenumbers
+from .waves import Wave as Wave

@@ -3,15 +3,19 @@
 ``du/dt = L u + N(t, u)`` per field, with ``L`` diagonal in Fourier space (a multiplier
 in ``rfftn``'s layout, ``spectral.fourier_shape``) and ``N`` computed on the grid. The
 split is what exponential integrators (``etdrk4``) need; ``vector_field`` adds the two
-for every other method.
+for every other method. A model whose linear part is not diagonal in Fourier space (waves
+as a first-order system, walled grids) returns ``None`` from ``linear_part`` and writes
+``vector_field`` itself; explicit and adaptive solvers advance it.
 """
 
 import abc
+import dataclasses
 from typing import ClassVar
 
 import equinox as eqx
 import jax.numpy as jnp
 
+from .._base import Model
 from .grid import Grid
 from .spectral import dealias_mask, from_fourier, to_fourier
 
@@ -29,10 +33,19 @@ class AbstractFieldModel(eqx.Module):
     field_names: ClassVar[tuple[str, ...]]
     dealias: ClassVar[float | None] = None
     description: ClassVar[str] = ""
+    domain: ClassVar[str] = "fields"
+    registry_name: ClassVar[str | None] = None
+    #: the numbers of axes the model's equations and initial fields are written for
+    dimensions: ClassVar[tuple[int, ...]] = (1, 2, 3)
+
+    parameter_specs = Model.__dict__["parameter_specs"]
+    parameters = Model.parameters
+    replace = Model.replace
 
     @abc.abstractmethod
-    def linear_part(self) -> dict:
-        """``{name: multiplier}``: ``L`` of each field as a Fourier multiplier."""
+    def linear_part(self) -> dict | None:
+        """``{name: multiplier}``: ``L`` of each field as a Fourier multiplier; ``None``
+        where it is not diagonal in Fourier space (then ``vector_field`` is overridden)."""
 
     @abc.abstractmethod
     def nonlinear_part(self, t, fields: dict) -> dict:
@@ -46,6 +59,30 @@ class AbstractFieldModel(eqx.Module):
         if not self.field_names or len(set(self.field_names)) != len(self.field_names):
             raise ValueError(f"{type(self).__name__}.field_names must name each field "
                              f"once, not {self.field_names!r}")
+        if self.grid.ndim not in self.dimensions:
+            raise ValueError(f"{type(self).__name__} is written for grids of "
+                             f"{' or '.join(map(str, self.dimensions))} axes, not "
+                             f"{self.grid.ndim}")
+
+    @property
+    def default_solver(self) -> str:
+        """``"etdrk4"`` where the linear part is a Fourier multiplier, else ``"rk4"``."""
+        return "rk4" if self.linear_part() is None else "etdrk4"
+
+    def linear_eigenvalues(self) -> list | None:
+        """The eigenvalues of the linear part, one array per field (``None``: not known);
+        explicit solvers are held to the step they allow."""
+        linear = self.linear_part()
+        return None if linear is None else [jnp.asarray(m) for m in linear.values()]
+
+    def with_points(self, points) -> "AbstractFieldModel":
+        """The same model on a grid of ``points`` per axis: the extent and boundaries of
+        each axis are kept (a grid with more axes repeats its first axis's)."""
+        points = (points,) if isinstance(points, int) else tuple(points)
+        old = self.grid
+        extent = [old.extent[min(i, old.ndim - 1)] for i in range(len(points))]
+        sides = [old.boundaries[min(i, old.ndim - 1)] for i in range(len(points))]
+        return dataclasses.replace(self, grid=Grid(extent, points, sides))
 
     def nonlinear_fourier(self, t, fields_hat: dict) -> dict:
         """``N`` in Fourier space from fields in Fourier space, dealiased as ``dealias``
@@ -60,6 +97,9 @@ class AbstractFieldModel(eqx.Module):
     def vector_field(self, t, fields: dict) -> dict:
         """``L u + N(t, u)`` on the grid (the linear part applied by FFT)."""
         grid, linear = self.grid, self.linear_part()
+        if linear is None:
+            raise NotImplementedError(f"{type(self).__name__} has no Fourier-diagonal "
+                                      f"linear part: it must define vector_field itself")
         nonlinear = self.nonlinear_part(t, fields)
         return {name: from_fourier(linear[name] * to_fourier(u, grid), grid)
                 + nonlinear[name] for name, u in fields.items()}

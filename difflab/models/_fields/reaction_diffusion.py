@@ -4,15 +4,18 @@ import equinox as eqx
 import jax.numpy as jnp
 
 from .._base import param
+from .._registry import register
 from .grid import Grid
 from .model import AbstractFieldModel
 from .spectral import laplace_multiplier
 
 
 def _unit_square(points: int = 128) -> Grid:
+    """The default grid: the unit square, periodic."""
     return Grid(((0.0, 1.0), (0.0, 1.0)), (points, points))
 
 
+@register("gray_scott")
 class GrayScott(AbstractFieldModel):
     """The Gray-Scott model on a periodic grid (2-D by default)::
 

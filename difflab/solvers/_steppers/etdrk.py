@@ -70,6 +70,7 @@ class AbstractETDRK(eqx.Module):
 
     dt: eqx.AbstractVar[jax.Array]
     order: ClassVar[int]
+    fourier: ClassVar[bool] = True  # fields advance in Fourier space
 
     @abc.abstractmethod
     def step(self, nonlinear, t, u):

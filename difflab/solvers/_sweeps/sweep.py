@@ -17,6 +17,8 @@ import jax
 import numpy as np
 from jax.experimental import multihost_utils
 
+from ...models import AbstractFieldModel
+from .._field_sweeps import sweep_fields
 from .._result import Result, message
 from .._simulate import model_of, simulate
 from .job import NOT_RUN, SweepJob
@@ -292,6 +294,12 @@ def _gather(stats: dict) -> dict:
                 points_per_second=float(total[0]) / max(run_time, 1e-12))
 
 
+def _sweep_fields(model, space, t1, *, out, settings, **options):
+    if out is not None or settings is not None:
+        raise ValueError("a field model's sweep takes no out= or settings= yet")
+    return sweep_fields(model, space, t1, **options)
+
+
 def sweep(model, space, t1=None, *, t0=None, dt=None, solver=None, n_save=None, y0=None,
           key=None, rtol=None, atol=None, max_steps=None, settings=None, observables=None,
           trajectories=None, chunk_size=None, memory_budget=None, block_size=None,
@@ -333,7 +341,14 @@ def sweep(model, space, t1=None, *, t0=None, dt=None, solver=None, n_save=None, 
 
     A second sweep of the same model, settings and number of points, whatever the values,
     reuses the compiled program.
+
+    A field model (``docs/fields.md``) is swept by one vmapped program: ``observables``
+    are ``{name: f}`` with ``f`` given each point's ``FieldTrajectory``; ``n_save`` sets
+    its frames (default 11); the result is a ``FieldSweepResult``.
     """
+    if isinstance(model, AbstractFieldModel):
+        return _sweep_fields(model, space, t1, t0=t0, dt=dt, solver=solver, n_save=n_save,
+                             y0=y0, observables=observables, out=out, settings=settings)
     job = SweepJob(model, space, t1, t0=t0, dt=dt, solver=solver, n_save=n_save, y0=y0,
                    key=key, rtol=rtol, atol=atol, max_steps=max_steps, settings=settings,
                    observables=observables, trajectories=trajectories, chunk_size=chunk_size,

@@ -1,0 +1,115 @@
+"""What a field run checks before and after it runs: memory, a stable step, solver names,
+and where a field first stopped being finite."""
+
+import jax
+import numpy as np
+
+from ..models import AbstractFieldModel, Grid
+from ._resources import check_memory
+from ._result import Result, SimulationError
+from ._steppers import ETD_SOLVERS
+from ._steppers.catalog import EXPLICIT, IMPLICIT
+from ._steppers.field_steppers import FIELD_EXPLICIT, stable_dt
+
+#: copies of the state a run holds besides its frames: the start, the stages and their
+#: nonlinear parts, the stepper's weights (in Fourier space, about half a field each)
+WORKING_COPIES = 24
+
+FIELD_SOLVERS = (*ETD_SOLVERS, *FIELD_EXPLICIT, *EXPLICIT)
+
+
+def grid_text(grid: Grid) -> str:
+    """``"64x64"``: the points per axis."""
+    return "x".join(str(n) for n in grid.shape)
+
+
+def check_memory_of(model: AbstractFieldModel, frames: int) -> None:
+    """Refuse, before anything is made, a run whose frames and working copies would not fit
+    (``frames`` kept on the device and copied to the host)."""
+    cells = int(np.prod(model.grid.shape, dtype=np.float64)) * len(model.field_names)
+    need = 8.0 * cells * (2 * frames + WORKING_COPIES)
+    check_memory(need, f"a field run on a {grid_text(model.grid)} grid with {frames} "
+                 f"frames of {len(model.field_names)} field(s)",
+                 "use fewer points or frames", device_need=8.0 * cells * (frames + WORKING_COPIES))
+
+
+def check_solver(name: str, model: AbstractFieldModel) -> None:
+    """Refuse a solver name that cannot advance ``model``, saying what can."""
+    if name in IMPLICIT:
+        raise ValueError(f"{name} solves for a dense Jacobian, which a field's thousands of "
+                         f"values make too large: use etdrk4 for stiff fields")
+    if name not in FIELD_SOLVERS:
+        raise ValueError(f"field models are advanced by {', '.join(FIELD_SOLVERS)}, not "
+                         f"{name!r}")
+    if name in ETD_SOLVERS and model.linear_part() is None:
+        raise ValueError(f"{name} needs a linear part diagonal in Fourier space (a periodic "
+                         f"grid); {type(model).__name__} has none: use rk4 or tsit5")
+
+
+def _concrete(tree) -> bool:
+    return not any(isinstance(x, jax.core.Tracer) for x in jax.tree.leaves(tree))
+
+
+def stable_step(name: str, model: AbstractFieldModel) -> float:
+    """The largest stable step of explicit ``name`` for the model's linear part (``inf``:
+    not limited, or not known: no eigenvalues, or traced ones)."""
+    if name not in FIELD_EXPLICIT:
+        return float("inf")
+    eigenvalues = model.linear_eigenvalues()
+    if eigenvalues is None or not _concrete(eigenvalues):
+        return float("inf")
+    return stable_dt(FIELD_EXPLICIT[name], eigenvalues)
+
+
+def check_stable(name: str, model: AbstractFieldModel, dt: float) -> None:
+    """Refuse an explicit step past the stability limit of the linear part, naming one that
+    is stable."""
+    limit = stable_step(name, model)
+    if dt <= limit:
+        return
+    where = f"on this {grid_text(model.grid)} grid"
+    other = "etdrk4" if model.linear_part() is not None else "rk4"
+    if limit == 0.0:
+        raise ValueError(f"{name} amplifies the oscillating modes of {type(model).__name__} "
+                         f"at any step: use {other}")
+    raise ValueError(f"dt = {dt:.4g} is unstable for {name} {where}: its fastest mode "
+                     f"needs dt <= {limit:.4g}; use dt = {0.9 * limit:.3g} or solver="
+                     f"'{other}'")
+
+
+def _first_nonfinite(ts, fields: dict, grid: Grid) -> tuple[int, str] | None:
+    """``(frame, where)`` of a field's first non-finite value, or ``None``."""
+    found = None
+    for name, u in fields.items():
+        bad = ~np.isfinite(np.asarray(u))
+        if bad.any():
+            frame = int(np.argmax(bad.reshape(bad.shape[0], -1).any(axis=1)))
+            if found is None or frame < found[0]:
+                index = np.unravel_index(np.argmax(bad[frame]), bad.shape[1:])
+                found = (frame, _describe(name, float(ts[frame]), index[-grid.ndim:], grid))
+    return found
+
+
+def _describe(name: str, t: float, index, grid: Grid) -> str:
+    point = ", ".join(f"{axis} = {grid.axis_coordinates(i)[k]:.4g}"
+                      for i, (axis, k) in enumerate(zip(grid.axis_names, index, strict=True)))
+    cell = ", ".join(str(int(k)) for k in index)
+    return f"field {name!r} is not finite at t = {t:.6g}, first at {point} (point [{cell}])"
+
+
+def outcome(ts, out: dict, grid: Grid, throw: bool, code=Result.SUCCESS) -> Result:
+    """``DIVERGED`` where a frame holds a NaN or infinity (raised if ``throw``), checked on
+    the host once the run is done; under a JAX transformation the values are not known.
+    ``code``: the solver's own outcome (an adaptive run's), raised if ``throw``."""
+    if not _concrete((ts, out)):
+        return Result.SUCCESS
+    found = _first_nonfinite(ts, out, grid)
+    if found is not None:
+        if throw:
+            raise SimulationError(f"{found[1]}: the run diverged; a smaller dt or finer "
+                                  f"grid may keep it finite", Result.DIVERGED)
+        return Result.DIVERGED
+    code = Result(int(code))
+    if code != Result.SUCCESS and throw:
+        raise SimulationError(f"the field run failed: {code.message}", code)
+    return code

@@ -1,0 +1,123 @@
+"""Field models through the public API: ``dl.simulate`` with every kind of solver, ``jax.grad``
+through a run and ``dl.sweep`` over a parameter, against the closed form of diffusion."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import difflab as dl
+from difflab.models import Diffusion, GrayScott, Grid, Periodic, Dirichlet
+from difflab.solvers import simulate_fields
+from difflab.solvers._steppers.field_steppers import FieldRK4
+
+
+@pytest.fixture(scope="module")
+def line():
+    """``u = sin(x)`` on 8 points of ``[0, 2 pi)``: it decays as ``exp(-D t)``."""
+    return Diffusion(D=0.5, grid=Grid(((0.0, 2 * np.pi),), (8,)))
+
+
+def _error(model, traj) -> float:
+    return float(jnp.max(jnp.abs(traj["u"] - model.exact(traj.ts)["u"])))
+
+
+def test_simulate_runs_a_field_model_with_etdrk4_by_default(line):
+    traj = dl.simulate(line, 2.0, n_save=5)
+    assert traj.solver == "etdrk4" and traj.ok
+    assert traj["u"].shape == (5, 8)
+    np.testing.assert_allclose(traj.ts, [0.0, 0.5, 1.0, 1.5, 2.0])
+    assert _error(line, traj) < 1e-13
+
+
+def test_rk4_on_fields_converges_at_fourth_order(line):
+    errors = [_error(line, dl.simulate(line, 2.0, solver="rk4", dt=dt, n_save=3))
+              for dt in (0.2, 0.1)]
+    assert 13 < errors[0] / errors[1] < 19
+
+
+def test_adaptive_solvers_run_on_fields(line):
+    traj = dl.simulate(line, 2.0, solver="tsit5", n_save=3, rtol=1e-8, atol=1e-10)
+    assert traj.solver == "tsit5" and traj["u"].shape == (3, 8)
+    assert _error(line, traj) < 1e-7
+
+
+@pytest.mark.parametrize("solver", ["etdrk4", "rk4"])
+def test_the_gradient_through_a_field_run_matches_finite_differences(line, solver):
+    """``d/dD`` of ``u(pi/2, t=1) = exp(-D)``: the closed form ``-exp(-D)`` and central
+    differences agree with ``jax.grad``."""
+
+    def peak(D):
+        return dl.simulate(line.replace(D=D), 1.0, solver=solver, dt=0.05, n_save=2)["u"][-1, 2]
+
+    grad = float(jax.grad(peak)(0.5))
+    h = 1e-5
+    central = (float(peak(0.5 + h)) - float(peak(0.5 - h))) / (2 * h)
+    np.testing.assert_allclose(grad, central, rtol=1e-7)
+    np.testing.assert_allclose(grad, -np.exp(-0.5), rtol=1e-5)
+
+
+def test_a_sweep_over_a_field_parameter_returns_its_observables(line):
+    D = np.linspace(0.1, 1.0, 4)
+    res = dl.sweep(line, {"D": D}, 1.0, dt=0.05,
+                   observables={"peak": lambda traj: jnp.max(traj["u"][-1])})
+    np.testing.assert_allclose(res["peak"], np.exp(-D) * np.max(np.sin(line.grid.coordinates[0])),
+                               rtol=1e-12)
+    assert res.final["u"].shape == (4, 8) and (res.result == 0).all()
+    with pytest.raises(ValueError, match="no parameter 'Q'"):
+        dl.sweep(line, {"Q": D}, 1.0, observables={"peak": lambda traj: 0.0})
+
+
+def test_an_unstable_explicit_step_is_refused_naming_the_stable_one():
+    """The limit named is the real one: the Nyquist mode grows just above it and decays
+    just below."""
+    stiff = Diffusion(D=1.0, grid=Grid(((0.0, 2 * np.pi),), (32,)))
+    with pytest.raises(ValueError, match=r"unstable for rk4 .* needs dt <= 0.01088"):
+        dl.simulate(stiff, 1.0, solver="rk4", dt=0.02)
+    limit = 2.785 / 16**2
+    x = stiff.grid.coordinates[0]
+    start = {"u": jnp.sin(x) + 1e-3 * jnp.cos(16 * x)}
+    ends = [simulate_fields(stiff, 200 * f * limit, dt=f * limit, frames=2, fields=start,
+                            solver=FieldRK4(f * limit), throw=False)["u"][-1]
+            for f in (0.95, 1.05)]
+    assert float(jnp.max(jnp.abs(ends[0]))) < 1.0 < float(jnp.max(jnp.abs(ends[1])))
+
+
+def test_the_default_explicit_step_is_stable():
+    fine = Diffusion(D=1.0, grid=Grid(((0.0, 2 * np.pi),), (32,)))
+    traj = dl.simulate(fine, 0.5, solver="rk4", n_save=2)
+    assert dict(traj.settings)["dt"] <= 0.9 * 2.785 / 16**2
+    assert _error(fine, traj) < 1e-9
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"solver": "kvaerno5"}, "dense Jacobian"),
+    ({"solver": "leapfrog"}, "field models are advanced by"),
+    ({"events": dl.Event(lambda t, y: y)}, "does not take events"),
+    ({"n_save": 1}, "at least 2"),
+])
+def test_what_a_field_run_cannot_take_is_refused(line, kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        dl.simulate(line, 1.0, **kwargs)
+
+
+def test_a_spectral_model_on_a_walled_grid_is_refused_with_the_reason():
+    walled = Diffusion(grid=Grid(((0.0, 1.0), (0.0, 1.0)), (16, 16),
+                                 (Periodic(), Dirichlet(0.0))))
+    with pytest.raises(ValueError, match="periodic axis; axis y has Dirichlet boundaries"):
+        dl.simulate(walled, 1.0)
+
+
+def test_a_grid_too_big_is_refused_with_what_it_would_need():
+    huge = GrayScott(grid=Grid(((0, 1), (0, 1)), (100_000, 100_000)))
+    with pytest.raises(ValueError, match=r"100000x100000 grid .* needs about"):
+        dl.simulate(huge, 1.0)
+
+
+def test_a_nan_in_a_run_names_the_field_and_the_point(line):
+    start = {"u": line.initial_fields()["u"].at[4].set(jnp.inf)}
+    with pytest.raises(dl.SimulationError, match=r"field 'u' .* first at x = 3.142 "
+                                                   r"\(point \[4\]\)"):
+        dl.simulate(line, 1.0, y0=start, solver="rk4", dt=0.1)
+    kept = dl.simulate(line, 1.0, y0=start, solver="rk4", dt=0.1, throw=False)
+    assert kept.result == dl.Result.DIVERGED and not kept.ok
