@@ -20,6 +20,7 @@ from PySide6.QtWidgets import (
     QMainWindow,
     QMessageBox,
     QProgressBar,
+    QSizePolicy,
     QTabBar,
     QTabWidget,
 )
@@ -51,7 +52,7 @@ from .task_watch import TaskWatch
 from .theme import apply_theme, current_theme
 from .time_series import TimeSeriesPlot
 from .user_models import EquationEditor, UserModels
-from .widgets import Throttle
+from .widgets import Throttle, lines_tall, scrolling
 from .workers import LiveSolver, TaskWorker, iterate, while_alive
 
 STATE_VERSION = 1
@@ -62,6 +63,7 @@ VIEWS_MIN_SIZE = (320, 240)
 SHUTDOWN_WAIT_MS = 5_000  # closing waits this long for each task to end
 EDITOR_LINES = 10  # the equations editor shows at least this many lines
 MIN_EDITOR_LINES = 3  # ... or as many as a short screen leaves room for
+EDITOR_SHARE = 0.3  # ... in a dock of at most this share of the screen's height
 
 
 class MainWindow(QMainWindow):
@@ -156,10 +158,12 @@ class MainWindow(QMainWindow):
             self.views[key] = widget
             self.tabs.addTab(widget, title)
 
-    def add_dock(self, title: str, widget, area, name: str) -> QDockWidget:
+    def add_dock(self, title: str, widget, area, name: str, scroll: bool = True) -> QDockWidget:
+        """Dock ``widget`` in ``area``; with ``scroll`` (a panel of controls) it scrolls where
+        the dock is smaller than it, so no panel sets the window's minimum size."""
         dock = QDockWidget(title, self)
         dock.setObjectName(f"dock_{name}")
-        dock.setWidget(widget)
+        dock.setWidget(scrolling(widget) if scroll else widget)
         self.addDockWidget(area, dock)
         self.docks[name] = dock
         return dock
@@ -181,13 +185,14 @@ class MainWindow(QMainWindow):
         self.add_dock("Device", self.device_panel, right, "device")
         self.initial_panel = InitialStatePanel(self.lab)
         self.add_dock("Initial state", self.initial_panel, right, "initial")
-        self.add_dock("Log", self.log_panel, Qt.DockWidgetArea.BottomDockWidgetArea, "log")
+        self.add_dock("Log", self.log_panel, Qt.DockWidgetArea.BottomDockWidgetArea, "log",
+                      scroll=False)  # text boxes scroll themselves
         self.user_models = UserModels(self, self.lab)
         self.equation_editor = EquationEditor(self.lab)
         self.equation_editor.set_lines(EDITOR_LINES)  # lines of the editor's own font
         self.highlighter = EquationHighlighter(self.equation_editor.text.document())
         self.add_dock("Equations", self.equation_editor, Qt.DockWidgetArea.BottomDockWidgetArea,
-                      "equations")
+                      "equations", scroll=False)
         self.tabifyDockWidget(self.docks["log"], self.docks["equations"])
         self.tabifyDockWidget(self.docks["runs"], self.docks["device"])
         self.tabifyDockWidget(self.docks["runs"], self.docks["initial"])
@@ -200,6 +205,7 @@ class MainWindow(QMainWindow):
         self.resizeDocks([self.docks["log"]], [self.equation_editor.text.minimumHeight() + 40],
                          Qt.Orientation.Vertical)
         self._default_state = self.saveState(STATE_VERSION)
+        self._default_layout = True  # until a layout the user left is restored
 
     def _build_actions(self) -> None:
         self.actions = build_actions(self)
@@ -209,6 +215,8 @@ class MainWindow(QMainWindow):
 
     def _build_status(self) -> None:
         self.status = QLabel()
+        # a long status is cut at the window's edge rather than widening the window
+        self.status.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         self.progress = QProgressBar()
         self.progress.setMaximumWidth(220)
         self.progress.setRange(0, 1000)
@@ -439,6 +447,7 @@ class MainWindow(QMainWindow):
 
     def restore_default_layout(self) -> None:
         self.restoreState(self._default_state, STATE_VERSION)
+        self._default_layout = True
         self.resize(*DEFAULT_SIZE)
         self.fit_to_screen()
         QTimer.singleShot(0, self._hide_stray_tab_bars)
@@ -457,6 +466,10 @@ class MainWindow(QMainWindow):
         area = area or screen.availableGeometry()
         frame = self.frameGeometry().size() - self.geometry().size()
         self._fit_editor(area.height() - frame.height())
+        if self._default_layout:  # the log and editor no taller than the editor's lines
+            self.resizeDocks([self.docks["log"]],
+                             [self.docks["equations"].minimumSizeHint().height()],
+                             Qt.Orientation.Vertical)
         x, y, w, h = fitted((self.x(), self.y(), self.width(), self.height()),
                             area.getRect(), (frame.width(), frame.height()))
         if (w, h) != (self.width(), self.height()):
@@ -497,13 +510,19 @@ class MainWindow(QMainWindow):
         self.guide.raise_()
 
     def _fit_editor(self, height: int) -> None:
-        """Fewer lines of the equations editor (down to a few) on a screen too short for
-        the window's minimum height with ten."""
-        line = self.equation_editor.text.fontMetrics().lineSpacing()
+        """Ten lines of the equations editor, fewer (down to a few) where its dock would
+        take more than a share of the screen's ``height`` or make the window taller than
+        it: the docks of controls keep room on a short screen or with a large font."""
+        editor = self.equation_editor.text
+        line = editor.fontMetrics().lineSpacing()
         self._editor_lines(EDITOR_LINES)
+        around = self.docks["equations"].minimumSizeHint().height() - editor.minimumHeight()
+        room = math.floor((EDITOR_SHARE * height - around - lines_tall(editor, 0)) / line)
+        lines = min(EDITOR_LINES, max(MIN_EDITOR_LINES, room))
+        self._editor_lines(lines)
         over = self.minimumSizeHint().height() - height
         if over > 0:
-            self._editor_lines(max(MIN_EDITOR_LINES, EDITOR_LINES - math.ceil(over / line)))
+            self._editor_lines(max(MIN_EDITOR_LINES, lines - math.ceil(over / line)))
 
     def _editor_lines(self, lines: int) -> None:
         """Set the editor's lines and lay the window out again at once."""
@@ -551,7 +570,7 @@ class MainWindow(QMainWindow):
             self.resize(*DEFAULT_SIZE)
         state = self.settings.value("window_state")
         if isinstance(state, QByteArray) and geometry is not None:
-            self.restoreState(state, STATE_VERSION)
+            self._default_layout = not self.restoreState(state, STATE_VERSION)
         self.fit_to_screen()
         self.live = str(self.settings.value("live", "true")).lower() != "false"
         self.actions["live"].setChecked(self.live)

@@ -12,13 +12,13 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor
-from PySide6.QtWidgets import QComboBox, QLabel, QPushButton
+from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QPushButton, QWidget
 
 from ..app.lab import Lab
 from ..app.projection import BOX_EDGES, box_bounds, label_edges, project, to_box
 from .plots import PHASE_POINTS, THIN_ABOVE, RunPlot, SafeViewBox, run_color, run_pen
 from .theme import theme_colors
-from .widgets import hint_label
+from .widgets import FlowLayout, hint_label
 
 AZIMUTH, ELEVATION = 35.0, 20.0  # degrees: the view a model starts with
 DEGREES_PER_PIXEL = 0.4
@@ -27,6 +27,7 @@ LABEL_OUT = 0.22  # how far outside the box the names of the axes sit (box units
 VALUE_OUT = 0.12
 VALUE_IN = 0.12  # the ranges' numbers sit this far in from the box's corners
 BOX_ALPHA = 110
+STATE_CHARS = 4  # the state boxes are at least this many characters wide
 
 
 class TurningViewBox(SafeViewBox):
@@ -57,18 +58,25 @@ class Phase3DView(RunPlot):
         self.axes: tuple[str, str, str] = ("", "", "")
         self.bounds = (np.full(3, -1.0), np.ones(3))
         self.boxes = [QComboBox() for _ in range(3)]
+        controls = QWidget()
+        flow = FlowLayout(controls)  # on more rows in a narrow window, never widening it
+        flow.setContentsMargins(0, 0, 0, 0)
         for name, box in zip("xyz", self.boxes):
             box.setObjectName(f"phase3d_{name}")
-            self.toolbar.addWidget(QLabel(f"{name}:"))
-            self.toolbar.addWidget(box)
+            box.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+            box.setMinimumContentsLength(STATE_CHARS)  # long names: cut, whole in the list
+            flow.addWidget(_labelled(f"{name}:", box))
             box.currentTextChanged.connect(self._axes_chosen)
         self.angles = QLabel()
+        self.angles.setWordWrap(True)
         self.reset_button = QPushButton("Reset view")
         self.reset_button.clicked.connect(self.reset_view)
-        self.toolbar.addWidget(self.angles, 1)
-        self.toolbar.addWidget(self.reset_button)
+        flow.addWidget(self.reset_button)
+        flow.addWidget(self.angles)
+        self.toolbar.addWidget(controls, 1)
         self.message = hint_label("")
         self.message.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.message.setWordWrap(True)
         self.layout().addWidget(self.message, 1)
         self._build_frame()
         lab.events.model.connect(lambda e: self._fill_boxes())
@@ -213,3 +221,13 @@ class Phase3DView(RunPlot):
         item.setHtml(f"<b>{html.escape(text)}</b>" if bold else html.escape(text))
         item.setColor(color)
         item.setPos(*position)
+
+
+def _labelled(label: str, widget: QWidget) -> QWidget:
+    """``widget`` after its ``label``, kept together on one row."""
+    pair = QWidget()
+    row = QHBoxLayout(pair)
+    row.setContentsMargins(0, 0, 0, 0)
+    row.addWidget(QLabel(label))
+    row.addWidget(widget)
+    return pair

@@ -3,7 +3,7 @@ the picker of an analysis view's kept results."""
 
 import math
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QMargins, QPoint, QRect, QSize, Qt, Signal
 from PySide6.QtGui import QValidator
 from PySide6.QtWidgets import (
     QComboBox,
@@ -11,6 +11,7 @@ from PySide6.QtWidgets import (
     QFrame,
     QHBoxLayout,
     QLabel,
+    QLayout,
     QPushButton,
     QScrollArea,
     QSizePolicy,
@@ -138,29 +139,122 @@ def lines_tall(widget, lines: int) -> int:
     return math.ceil(lines * widget.fontMetrics().lineSpacing() + 2 * (margin + frame))
 
 
+class FlowLayout(QLayout):
+    """Widgets in a row that wraps onto more rows where the room is narrower than they
+    are (Qt's flow layout example): a toolbar that never sets the window's width."""
+
+    def __init__(self, parent=None, spacing: int = 6):
+        super().__init__(parent)
+        self._items: list = []
+        self._spacing = spacing
+
+    def addItem(self, item) -> None:  # noqa: N802 (Qt override)
+        self._items.append(item)
+
+    def count(self) -> int:
+        return len(self._items)
+
+    def itemAt(self, index: int):  # noqa: N802
+        return self._items[index] if 0 <= index < len(self._items) else None
+
+    def takeAt(self, index: int):  # noqa: N802
+        return self._items.pop(index) if 0 <= index < len(self._items) else None
+
+    def expandingDirections(self):  # noqa: N802
+        return Qt.Orientation(0)
+
+    def hasHeightForWidth(self) -> bool:  # noqa: N802
+        return True
+
+    def heightForWidth(self, width: int) -> int:  # noqa: N802
+        return self._place(QRect(0, 0, width, 0), move=False)
+
+    def setGeometry(self, rect) -> None:  # noqa: N802
+        super().setGeometry(rect)
+        self._place(rect, move=True)
+
+    def sizeHint(self):  # noqa: N802
+        """All in one row."""
+        hints = [item.sizeHint() for item in self._items]
+        width = sum(h.width() for h in hints) + self._spacing * max(len(hints) - 1, 0)
+        return QSize(width, max((h.height() for h in hints), default=0)).grownBy(
+            self.contentsMargins())
+
+    def minimumSize(self):  # noqa: N802
+        size = QSize()
+        for item in self._items:
+            size = size.expandedTo(item.minimumSize())
+        margins = self.contentsMargins()
+        return size.grownBy(margins)
+
+    def _place(self, rect, move: bool) -> int:
+        """Lay the items out in rows within ``rect``; returns the height they take."""
+        margins = self.contentsMargins()
+        area = rect.marginsRemoved(margins)
+        x, y, row = area.x(), area.y(), 0
+        for item in self._items:
+            hint = item.sizeHint()
+            hint.setWidth(max(min(hint.width(), area.width()), item.minimumSize().width()))
+            if item.hasHeightForWidth():  # a wrapped label, taller where narrower
+                hint.setHeight(item.heightForWidth(hint.width()))
+            if x + hint.width() > area.right() + 1 and row > 0:
+                x, y, row = area.x(), y + row + self._spacing, 0
+            if move:
+                item.setGeometry(QRect(QPoint(x, y), hint))
+            x += hint.width() + self._spacing
+            row = max(row, hint.height())
+        return y + row - rect.y() + margins.bottom()
+
+
+# Pixels, whatever the font: a column of controls and the plots beside it shrink to no
+# less, and together they fit in the least width of the window's views (320).
+COLUMN_LEAST, PLOTS_LEAST = 150, 120
+
+
+class Scrolled(QScrollArea):
+    """A scroll area that asks for room for its content and the vertical scroll bar, so
+    that the bar, where it shows, never pushes the content under a horizontal one."""
+
+    def sizeHint(self):  # noqa: N802 (Qt override)
+        hint = super().sizeHint()
+        return hint.grownBy(QMargins(0, 0, self.verticalScrollBar().sizeHint().width(), 0))
+
+
+def scrolling(content: QWidget, horizontal: bool = True) -> QScrollArea:
+    """``content`` in a frameless scroll area: shown whole where there is room, scrolled
+    where there is not, so its minimum size never sets the window's (which must fit its
+    screen whatever the font). ``horizontal``: scroll sideways too, else never."""
+    scroll = Scrolled()
+    scroll.setWidget(content)
+    scroll.setWidgetResizable(True)
+    scroll.setFrameShape(QFrame.Shape.NoFrame)
+    if not horizontal:
+        scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+    return scroll
+
+
 def controls_beside_plots(panel: QWidget, controls: QVBoxLayout, width: int, *plots,
                           sizes=()) -> None:
     """Lay ``panel`` out: ``controls``, a column at most ``width`` wide (pixels at a 9-point
     font: :func:`font_scaled`), left of ``plots`` (several are stacked in a vertical
-    splitter, ``sizes`` apart). The column scrolls where it is taller than the window (a
-    model with many states), so it never makes the window taller than its screen."""
+    splitter, ``sizes`` apart). The column is as wide as its controls where there is room;
+    it scrolls where it is taller or wider than the room left (a model with many states, a
+    large font), so it never makes the window larger than its screen."""
     column = QWidget()
     controls.setContentsMargins(6, 6, 6, 6)
     column.setLayout(controls)
-    scroll = QScrollArea()
-    scroll.setWidget(column)
-    scroll.setWidgetResizable(True)
-    scroll.setFrameShape(QFrame.Shape.NoFrame)
-    scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+    scroll = scrolling(column)
     bar = scroll.verticalScrollBar().sizeHint().width()
-    scroll.setMinimumWidth(column.minimumSizeHint().width() + bar)
-    scroll.setMaximumWidth(font_scaled(column, width) + bar)
+    widest = font_scaled(column, width) + bar
+    scroll.setMinimumWidth(min(column.minimumSizeHint().width() + bar, widest, COLUMN_LEAST))
+    scroll.setMaximumWidth(widest)
     view = plots[0]
     if len(plots) > 1:
         view = QSplitter(Qt.Orientation.Vertical)
         for plot in plots:
             view.addWidget(plot)
         view.setSizes(list(sizes))
+    view.setMinimumWidth(PLOTS_LEAST)
     layout = QHBoxLayout(panel)
     layout.setContentsMargins(0, 0, 0, 0)
     layout.addWidget(scroll)

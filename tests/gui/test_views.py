@@ -122,16 +122,21 @@ def test_oscillators_are_not_filed_under_chaos():
 
 
 def test_equations_editor_is_tall_and_highlighted(window):
-    """Ten lines of the editor's font, or at least three where a short screen leaves no
-    room for ten (the 800-pixel offscreen screen: the window gives up editor lines)."""
-    from difflab.gui.main_window import EDITOR_LINES, MIN_EDITOR_LINES
+    """Ten lines of the editor's font, or at least three where a short screen (or a large
+    font) leaves no room for ten in the window or in its share of the screen's height
+    (the 800-pixel offscreen screen: the window gives up editor lines)."""
+    from difflab.gui.main_window import EDITOR_LINES, EDITOR_SHARE, MIN_EDITOR_LINES
 
     editor = window.equation_editor.text
     line = editor.fontMetrics().lineSpacing()
     lines = editor.minimumHeight() / line
-    ten = window.minimumSizeHint().height() + (EDITOR_LINES - lines) * line  # with ten
-    short = ten > window.screen().availableGeometry().height()
+    height = window.screen().availableGeometry().height()
+    dock = window.docks["equations"].minimumSizeHint().height()
+    more = (EDITOR_LINES - lines) * line  # with ten lines
+    short = window.minimumSizeHint().height() + more > height or \
+        dock + more > EDITOR_SHARE * height
     assert lines >= 0.9 * EDITOR_LINES or (short and lines >= 0.9 * MIN_EDITOR_LINES), lines
+    assert dock <= EDITOR_SHARE * height or lines <= MIN_EDITOR_LINES, dock
     editor.setPlainText("dx/dt = -k*x  # decay")
     block = editor.document().firstBlock()
     colours = {(f.start, f.length): f.format.foreground().color().name()
