@@ -204,7 +204,7 @@ def test_bad_input_is_refused_in_one_line():
         (lambda: dl.periodic_orbits(model, "nope", hopf, -1, 1), "no parameter 'nope'"),
         (lambda: dl.periodic_orbits(model, "mu", hopf, 1, -1), "lo < hi"),
         (lambda: dl.periodic_orbits(model, "mu", hopf, 0.2, 1), "outside"),
-        (lambda: dl.periodic_orbits(model, "mu", 3.0, -1, 1), "Hopf SpecialPoint or a pair"),
+        (lambda: dl.periodic_orbits(model, "mu", 3.0, -1, 1), "Hopf SpecialPoint, a period-doubling"),
         (lambda: dl.periodic_orbits(model, "mu", ([1, 0], -2.0), -1, 1), "positive"),
         (lambda: dl.periodic_orbits(model, "mu", ({"q": 1}, 2.0), -1, 1), "no state 'q'"),
         (lambda: dl.periodic_orbits(model, "mu", hopf, -1, 1, segments=0), "segments"),

@@ -24,6 +24,7 @@ from .._resources import check_memory, check_step_count
 from .continuation import SpecialPoint
 from .equilibria import jacobian
 from .cycle_steps import _Orbit, _Shooter, _trace, floquet  # noqa: F401
+from .doubling import check_switchable, doubled_seed, halved_mesh
 from .shooting import orbit_path
 from .traced import untraced
 
@@ -283,11 +284,29 @@ def _period(start) -> float:
         _, period = start
         period = float(period)
     except (TypeError, ValueError):
-        raise ValueError("start must be a Hopf SpecialPoint or a pair (state, period)") \
+        raise ValueError("start must be a Hopf SpecialPoint, a period-doubling "
+                         "CycleSpecialPoint or a pair (state, period)") \
             from None
     if not (np.isfinite(period) and period > 0):
         raise ValueError(f"the period must be finite and positive, got {period}")
     return period
+
+
+def _doubling_start(model, param, point, t, n, segments, steps, settings):
+    """The shooter of the doubled orbits and their first orbit (the orbit at the
+    period-doubling ``point`` traversed twice, with the doubled branch's tangent)."""
+    check_switchable(point)
+    period = float(point.period)
+    shooter = _Shooter(model, param, t, n, *halved_mesh(segments, steps), period, *settings)
+    at = model.replace(**{param: point.value})
+    orbit = _from_guess(shooter, at, param, point.state, period, t, 1)
+    while shooter.refine(orbit.error):
+        orbit = _from_guess(shooter, at, param, point.state, period, t, 1)
+    m, k = shooter.m, shooter.k
+    tol, max_newton, rtol, max_steps = settings
+    doubled = _Shooter(model, param, t, n, 2 * m, 2 * m * k, 2 * period, tol, max_newton,
+                       rtol, 2 * max_steps)
+    return doubled, doubled_seed(doubled, orbit, m)
 
 
 def _first(shooter, model, param, start, t, direction) -> _Orbit:
@@ -306,7 +325,8 @@ def periodic_orbits(model, param: str, start, lo: float, hi: float, *, t: float 
     ``[lo, hi]``.
 
     ``start``: a Hopf :class:`SpecialPoint` (from :func:`continuation`; the branch
-    starts there with amplitude zero) or a pair ``(state, period)``: a state near an
+    starts there with amplitude zero), a period-doubling :class:`CycleSpecialPoint` of a
+    branch of orbits (the branch of doubled orbits, period ``2 T``, starts there) or a pair ``(state, period)``: a state near an
     orbit (a dict by state name or an array) and about its period, at the model's own
     value of ``param`` (the branch then leaves towards larger ``param`` if
     ``direction > 0``). Orbits are found by multiple shooting over ``segments`` segments
@@ -328,11 +348,17 @@ def periodic_orbits(model, param: str, start, lo: float, hi: float, *, t: float 
     _check(model, param, lo, hi, segments, steps)
     _check(model, param, lo, hi, segments, max(int(max_steps), int(steps)))
     n = len(np.asarray(model.initial_state()))
-    shooter = _Shooter(model, param, t, n, int(segments), int(steps), _period(start), tol,
-                       max_newton, float(rtol), max(int(max_steps), int(steps)))
-    first = _first(shooter, model, param, start, t, 1 if direction > 0 else -1)
-    while shooter.refine(first.error):
+    settings = (tol, max_newton, float(rtol), max(int(max_steps), int(steps)))
+    if isinstance(start, CycleSpecialPoint):
+        shooter, first = _doubling_start(model, param, start, t, n, int(segments), int(steps),
+                                         settings)
+        _check(model, param, lo, hi, shooter.m, 2 * settings[-1])
+    else:
+        shooter = _Shooter(model, param, t, n, int(segments), int(steps), _period(start),
+                           *settings)
         first = _first(shooter, model, param, start, t, 1 if direction > 0 else -1)
+        while shooter.refine(first.error):
+            first = _first(shooter, model, param, start, t, 1 if direction > 0 else -1)
     if not lo <= first.u[-1] <= hi:
         raise ValueError(f"the first orbit is at {param}={first.u[-1]:g}, outside "
                          f"[{lo:g}, {hi:g}]")
@@ -359,7 +385,8 @@ def _result(shooter, points, paths, steps, status, start, bounds, t, errors) -> 
     others = np.abs(multipliers) < 1.0
     others[np.arange(len(points)), trivial] = True
     stable = np.all(others, axis=1)
-    if hopf is not None and len(points) > 1:  # the Hopf point itself: as its first orbit
+    switched = isinstance(start, (SpecialPoint, CycleSpecialPoint))
+    if switched and len(points) > 1:  # the Hopf or doubling point itself: as its first orbit
         stable[0] = stable[1]
     extremes = [_extremes(path) for path in paths]
     model, n = shooter.model, shooter.n
@@ -367,6 +394,6 @@ def _result(shooter, points, paths, steps, status, start, bounds, t, errors) -> 
         param=shooter.param, values=us[:, -1], periods=us[:, -2], states=us[:, :n],
         minima=np.array([e[0] for e in extremes]), maxima=np.array([e[1] for e in extremes]),
         multipliers=multipliers, stable=stable, errors=errors,
-        special=_specials(shooter, points, steps, 1 if hopf is not None else 0), hopf=hopf,
+        special=_specials(shooter, points, steps, int(switched)), hopf=hopf,
         state_names=tuple(model.state_names), bounds=bounds, status=status,
         steps=shooter.m * shooter.k, t=float(t), model=model)
