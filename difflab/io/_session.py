@@ -192,6 +192,26 @@ class Results(Sequence):
     def names(self) -> list[str]:
         return [item.name for item in self._stored]
 
+    def keys(self) -> list[str]:
+        """The names, in file order (as :meth:`names`): with :meth:`items`, :meth:`get`
+        and ``name in results`` the results read like a mapping by name."""
+        return self.names()
+
+    def values(self) -> list:
+        return [self[i] for i in range(len(self))]
+
+    def items(self) -> list[tuple[str, object]]:
+        return list(zip(self.names(), self.values()))
+
+    def get(self, name: str, default=None):
+        return self[name] if name in self.names() else default
+
+    def __contains__(self, item) -> bool:
+        """``name in results`` for a name; ``result in results`` for a result object."""
+        if isinstance(item, str):
+            return item in self.names()
+        return any(item is value for value in self.values())
+
     def __repr__(self) -> str:
         return f"Results({self.names()})"
 

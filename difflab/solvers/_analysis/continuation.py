@@ -26,6 +26,7 @@ from .arclength import check_range, joined, sign_changes, trace
 from .curves import bifurcation_curve, checked_point
 from .equilibria import _starts, default_box, eigenvalues, roots_from
 from .hopf import first_lyapunov_coefficient
+from .sources import model_of
 from .traced import untraced
 
 SPECIAL_KINDS = ("fold", "hopf", "branch")
@@ -289,7 +290,11 @@ def continuation(model, param, start: float, stop: float, state=None, *, from_po
     branch in ``p``: the curve of such points in ``(p, q)``, both ways until ``q`` leaves
     ``[start, stop]``, with its cusp, Bogdanov-Takens and Bautin points. Gives a
     :class:`BifurcationCurve`.
+
+    ``model`` may also be an analysis result (a branch or curve, e.g. one read back
+    from a session): its model is continued.
     """
+    model = model_of(model)
     untraced("continuation", model, start, stop, state)
     start, stop = float(start), float(stop)
     if from_point is not None and state is not None:

@@ -16,6 +16,7 @@ import jax.numpy as jnp
 import optimistix as optx
 
 from .continuation import SpecialPoint
+from .sources import model_of
 
 LOCATABLE = ("fold", "hopf")
 
@@ -68,7 +69,9 @@ def locate(model, point, param: str, *, t: float = 0.0, tol: float = 1e-12,
     was: a ``SpecialPoint`` whose ``value``, ``state`` (and at a Hopf point
     ``frequency``) are JAX arrays differentiable with respect to the model (by the
     implicit function theorem), e.g.
-    ``jax.grad(lambda a: locate(Brusselator(a=a), hopf, "b").value)(1.0)``."""
+    ``jax.grad(lambda a: locate(Brusselator(a=a), hopf, "b").value)(1.0)``. ``model`` may
+    also be the branch the point is on (e.g. one read back from a session)."""
+    model = model_of(model)
     kind = getattr(point, "kind", None)
     if kind not in LOCATABLE:
         raise ValueError(f"locate takes a fold or Hopf SpecialPoint, not {kind or point!r}")

@@ -26,6 +26,7 @@ from .equilibria import jacobian
 from .cycle_steps import _Orbit, _Shooter, _trace, floquet  # noqa: F401
 from .doubling import check_switchable, doubled_seed, halved_mesh
 from .shooting import orbit_path
+from .sources import model_of
 from .traced import untraced
 
 CYCLE_KINDS = ("fold-of-cycles", "period-doubling", "neimark-sacker")
@@ -342,7 +343,11 @@ def periodic_orbits(model, param: str, start, lo: float, hi: float, *, t: float 
     branch that still misses ``rtol`` says so in its ``status``. Where rounding spoils
     the multipliers (near a homoclinic orbit, on a canard) they are NaN and the orbit is
     not counted stable.
+
+    ``model`` may also be an analysis result (a branch or curve, e.g. one read back from
+    a session): its model is used.
     """
+    model = model_of(model)
     untraced("periodic_orbits", model, lo, hi)
     lo, hi = float(lo), float(hi)
     _check(model, param, lo, hi, segments, steps)
