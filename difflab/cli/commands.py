@@ -13,6 +13,7 @@ import difflab as dl
 
 from .background import in_background
 from .errors import EXIT_FAILED, UsageError, printable
+from .field_command import describe_fields, is_field_model, run_fields
 
 
 def _out() -> Console:
@@ -59,6 +60,9 @@ def models(args) -> int:
             _err().print(escape(f"difflab: warning: {printable(error)}"), soft_wrap=True)
             continue
         table.add_row(name, cls.domain, _format_states(cls()), _format_params(cls))
+    for name in dl.models.field_models():  # models on grids: their fields and grid
+        cls = dl.models.get(name)
+        table.add_row(name, cls.domain, describe_fields(cls()), _format_params(cls))
     _out().print(table)
     return 0
 
@@ -68,7 +72,9 @@ def _model_detail(cls) -> int:
     name, about = (escape(printable(t)) for t in (cls.registry_name or cls.__name__,
                                                    cls.description))
     console.print(f"[bold]{name}[/]: {about}")
-    console.print(f"states: {_format_states(cls(), most=12)}")
+    model = cls()
+    console.print(f"fields: {describe_fields(model)}" if is_field_model(model)
+                  else f"states: {_format_states(model, most=12)}")
     table = Table()
     for column in ("parameter", "default", "bounds", "unit", "description"):
         table.add_column(column)
@@ -95,6 +101,8 @@ def run(args) -> int:
     out = Path(args.out) if args.out else None
     if out is not None and out.suffix not in (".csv", ".h5", ".hdf5"):
         raise UsageError(f"--out must end in .csv, .h5 or .hdf5, not {out.name!r}")
+    if is_field_model(model) or args.grid is not None:
+        return run_fields(model, args, out, _writing)
     settings = dict(t0=args.t0, dt=args.dt, solver=args.solver, n_save=args.n_save,
                     y0=args.y0, rtol=args.rtol, atol=args.atol, max_steps=args.max_steps)
     key = jax.random.key(args.key) if isinstance(model, dl.SDEModel) else None

@@ -51,6 +51,14 @@ def _numbers(text: str) -> list[float]:
     return values
 
 
+def _grid_points(text: str) -> tuple[int, ...]:
+    """``"64x64"`` as ``(64, 64)``: 1 to 3 positive whole numbers joined by ``x``."""
+    parts = text.lower().split("x")
+    if not 1 <= len(parts) <= 3 or not all(p.isdigit() and int(p) > 0 for p in parts):
+        raise argparse.ArgumentTypeError(f"points per axis such as 128 or 64x64, not {text!r}")
+    return tuple(int(p) for p in parts)
+
+
 def _finite(text: str) -> float:
     """A float option's value: a finite number (argparse names the option)."""
     try:
@@ -118,6 +126,8 @@ def build_parser() -> argparse.ArgumentParser:
                      help="number of saved points (default: the automatic rule of "
                           "docs/solvers.md, enough per characteristic time of the model)")
     run.add_argument("--y0", type=_numbers, default=None, help="initial state, e.g. 1,0,0")
+    run.add_argument("--grid", type=_grid_points, default=None, metavar="NxM",
+                     help="field models: points per axis, e.g. 64x64 (default: the model's)")
     run.add_argument("--rtol", type=_finite, default=None,
                      help="relative tolerance of adaptive solvers (default 1e-6)")
     run.add_argument("--atol", type=_tolerances, default=None,

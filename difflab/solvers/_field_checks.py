@@ -19,8 +19,8 @@ FIELD_SOLVERS = (*ETD_SOLVERS, *FIELD_EXPLICIT, *EXPLICIT)
 
 
 def grid_text(grid: Grid) -> str:
-    """``"64x64"``: the points per axis."""
-    return "x".join(str(n) for n in grid.shape)
+    """``"64x64"``: the points per axis (``"64-point"`` on a line)."""
+    return f"{grid.shape[0]}-point" if grid.ndim == 1 else "x".join(map(str, grid.shape))
 
 
 def check_memory_of(model: AbstractFieldModel, frames: int) -> None:

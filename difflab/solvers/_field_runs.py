@@ -119,8 +119,8 @@ def _run(model, solver, fields, t0, dt, intervals: int, per_interval: int):
         rhs, to_grid = model.nonlinear_fourier, lambda v: from_fourier(v, grid)
     else:
         u, rhs, to_grid = fields, model.vector_field, lambda v: v
-    ts, later = _advance(stepper, rhs, u, to_grid, t0, intervals, per_interval)
-    ts = jnp.concatenate([t0[None], ts])
+    _, later = _advance(stepper, rhs, u, to_grid, t0, intervals, per_interval)
+    ts = t0 + dt * per_interval * jnp.arange(intervals + 1)  # not summed step by step
     return ts, {name: jnp.concatenate([u[None], later[name]]) for name, u in fields.items()}
 
 
@@ -204,8 +204,12 @@ def _frames_and_steps(span: float, dt: float, n_save: int | None) -> tuple[int, 
 
 
 def _default_dt(solver: str, model, span: float) -> float:
-    """A thousandth of the span, or 0.9 of an explicit solver's stable step if smaller."""
-    return min(span / 1000, 0.9 * stable_step(solver, model))
+    """A thousandth of the span, or 0.9 of an explicit solver's stable step if smaller
+    (none: refused, saying why)."""
+    limit = stable_step(solver, model)
+    if limit == 0.0:
+        check_stable(solver, model, span)
+    return min(span / 1000, 0.9 * limit)
 
 
 def simulate_field_model(model: AbstractFieldModel, t1, *, t0=None, dt=None, solver=None,

@@ -1,0 +1,89 @@
+"""``difflab run`` for field models (models on grids), and how ``difflab models`` lists them."""
+
+import time
+from pathlib import Path
+
+import numpy as np
+from rich.markup import escape
+
+import difflab as dl
+
+from .background import in_background
+from .errors import EXIT_FAILED, UsageError, printable
+
+
+def is_field_model(model) -> bool:
+    return isinstance(model, dl.models.AbstractFieldModel)
+
+
+def describe_fields(model) -> str:
+    """``"u, v on a 128x128 grid"``."""
+    points = "x".join(map(str, model.grid.shape))
+    return f"{', '.join(model.field_names)} on a {points} grid"
+
+
+def _on_grid(model, args):
+    if args.grid is None:
+        return model
+    if not is_field_model(model):
+        raise UsageError(f"--grid sets the points of a field model's grid; "
+                         f"{type(model).__name__} has no grid")
+    try:
+        return model.with_points(args.grid)
+    except ValueError as error:
+        raise UsageError(f"--grid: {error}") from None
+
+
+def _check_options(args, out: Path | None) -> None:
+    if args.y0 is not None:
+        raise UsageError("--y0 is an ODE model's initial state; a field model starts from "
+                         "its initial fields")
+    if out is not None and out.suffix == ".csv":
+        raise UsageError("a field run is saved in a session file (.h5), not a .csv")
+
+
+def run_fields(model, args, out: Path | None, writing) -> int:
+    """``difflab run FIELD_MODEL``: simulate, save to ``out`` (a session file) with
+    ``difflab.io.save_fields``, and print each field's range at the end."""
+    model = _on_grid(model, args)
+    _check_options(args, out)
+    settings = dict(t0=args.t0, dt=args.dt, solver=args.solver, n_save=args.n_save,
+                    rtol=args.rtol, atol=args.atol, max_steps=args.max_steps)
+    name = type(model).registry_name or type(model).__name__
+    with writing(out, args.name, args.overwrite):
+        start = time.perf_counter()
+        try:
+            traj = in_background(dl.simulate, model, args.t1, **settings)
+        except (ValueError, TypeError) as error:
+            raise UsageError(str(error)) from None
+        except dl.SimulationError as error:  # names the field, the time and the point
+            _note(f"difflab: {name} failed: {error}")
+            return EXIT_FAILED
+        seconds = time.perf_counter() - start
+        if out is not None:
+            _save(out, traj, args)
+    _report(model, traj, seconds)
+    return 0
+
+
+def _save(out: Path, traj, args) -> None:
+    try:
+        name = dl.io.save_fields(out, traj, name=args.name, overwrite=args.overwrite,
+                                 compress=args.compress)
+    except ValueError as error:  # a --name the file cannot hold; nothing was written
+        raise UsageError(f"--name: {error}") from None
+    _note(f"saved {out} (/runs/{name})")
+
+
+def _note(text: str) -> None:
+    from rich.console import Console
+
+    Console(stderr=True, highlight=False).print(escape(printable(text)), soft_wrap=True)
+
+
+def _report(model, traj, seconds: float) -> None:
+    name = type(model).registry_name or type(model).__name__
+    ranges = "; ".join(f"{n} in [{np.min(u):.6g}, {np.max(u):.6g}], mean {np.mean(u):.6g}"
+                       for n, u in ((n, np.asarray(u)) for n, u in traj.final.items()))
+    print(f"t={float(traj.ts[-1]):g}: {ranges}")
+    _note(f"{name}: {describe_fields(model)}, {traj.solver}, {seconds:.3f} s")

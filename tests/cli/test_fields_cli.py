@@ -1,0 +1,59 @@
+"""``difflab run`` of a field model: ``--grid``, the session file read back by xarray with
+both engines, and refusals in one line."""
+
+import numpy as np
+import pytest
+import xarray as xr
+
+import difflab as dl
+from difflab.cli import main
+
+
+@pytest.fixture(scope="module")
+def gray_scott_file(tmp_path_factory):
+    path = tmp_path_factory.mktemp("fields") / "gs.h5"
+    argv = ["run", "gray_scott", "--grid", "16x16", "--set", "F=0.05", "--t1", "20",
+            "--n-save", "5", "--out", str(path)]
+    assert main(argv) == 0
+    return path
+
+
+@pytest.mark.parametrize("engine", ["h5netcdf", "netcdf4"])
+def test_run_saves_the_fields_over_time_and_the_grid(gray_scott_file, engine):
+    with xr.open_dataset(gray_scott_file, group="runs/run0", engine=engine) as ds:
+        assert ds["u"].dims == ("time", "x", "y") and ds["v"].shape == (5, 16, 16)
+        np.testing.assert_allclose(ds["time"], [0, 5, 10, 15, 20])
+        np.testing.assert_allclose(ds["x"], np.arange(16) / 16)
+        model = dl.models.get("gray_scott")(F=0.05).with_points((16, 16))
+        expected = dl.simulate(model, 20.0, n_save=5)
+        np.testing.assert_allclose(ds["v"].values, expected["v"], atol=1e-14)
+
+
+def test_run_prints_each_field_s_range_at_the_end(capsys):
+    assert main(["run", "diffusion", "--grid", "8", "--set", "D=0.1", "--t1", "1"]) == 0
+    out = capsys.readouterr().out.strip()
+    peak = np.exp(-0.1 * 4 * np.pi**2) * np.sin(2 * np.pi * 2 / 8)
+    assert out.startswith("t=1: u in [") and f"{peak:.6g}]" in out
+
+
+def test_models_lists_the_field_models_with_their_grids(capsys):
+    assert main(["models"]) == 0
+    out = capsys.readouterr().out
+    assert "gray_scott" in out and "u, v on a 128x128" in out and "u on a 64x64 grid" in out
+    assert main(["models", "wave"]) == 0
+    assert "fields: u, v on a 64x64 grid" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["run", "lorenz", "--grid", "64"], "Lorenz has no grid"),
+    (["run", "gray_scott", "--grid", "64x0"], "points per axis such as 128 or 64x64"),
+    (["run", "kuramoto_sivashinsky", "--grid", "8x8"], "written for grids of 1 axes"),
+    (["run", "diffusion", "--grid", "32", "--set", "D=1", "--solver", "rk4", "--dt", "0.1"],
+     "unstable for rk4 on this 32-point grid: its fastest mode needs dt <= 0.0002756"),
+    (["run", "diffusion", "--out", "run.csv"], "session file (.h5), not a .csv"),
+    (["run", "diffusion", "--y0", "1"], "starts from its initial fields"),
+])
+def test_bad_field_runs_are_one_line_and_exit_2(capsys, argv, message):
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("difflab: error: ") and message in err
