@@ -1,13 +1,15 @@
 """Field models through the public API: ``dl.simulate`` with every kind of solver, ``jax.grad``
 through a run and ``dl.sweep`` over a parameter, against the closed form of diffusion."""
 
+from typing import ClassVar
+
 import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
 
 import difflab as dl
-from difflab.models import Diffusion, GrayScott, Grid, Periodic, Dirichlet
+from difflab.models import Diffusion, Dirichlet, GrayScott, Grid, Periodic
 from difflab.solvers import simulate_fields
 from difflab.solvers._steppers.field_steppers import FieldRK4
 
@@ -121,3 +123,22 @@ def test_a_nan_in_a_run_names_the_field_and_the_point(line):
         dl.simulate(line, 1.0, y0=start, solver="rk4", dt=0.1)
     kept = dl.simulate(line, 1.0, y0=start, solver="rk4", dt=0.1, throw=False)
     assert kept.result == dl.Result.DIVERGED and not kept.ok
+
+
+class _Counted(Diffusion):
+    traces: ClassVar[list] = []
+
+    def vector_field(self, t, fields):
+        self.traces.append(t)
+        return super().vector_field(t, fields)
+
+
+def test_new_parameters_fields_and_spans_of_as_many_steps_compile_nothing_new(line):
+    model = _Counted(D=0.5, grid=line.grid)
+    dl.simulate(model, 1.0, solver="rk4", dt=0.1, n_save=3)
+    traced = len(_Counted.traces)
+    start = {"u": 2 * model.initial_fields()["u"]}
+    again = dl.simulate(model.replace(D=0.2), 2.0, solver="rk4", dt=0.2, n_save=3, y0=start)
+    assert len(_Counted.traces) == traced > 0
+    np.testing.assert_allclose(again["u"][-1], 2 * model.replace(D=0.2).exact(2.0)["u"],
+                               atol=1e-6)
