@@ -132,7 +132,7 @@ def cycles(repeats: int) -> None:
     for target in range(1, 11):
         i = int(np.argmin(np.abs(orbits.values - target)))
         mu, period = float(orbits.values[i]), float(orbits.periods[i])
-        ts, ys = orbits.orbit(i)  # the section v = 0 at the orbit's largest x
+        _, ys = orbits.orbit(i)  # the section v = 0 at the orbit's largest x
         x0 = float(ys[np.argmax(ys[:, 0]), 0])
         reference = _scipy_period(mu, x0, period)
         print(f"{mu:8.4f} {period:14.9f} {reference:14.9f} "

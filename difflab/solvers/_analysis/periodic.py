@@ -327,8 +327,10 @@ def periodic_orbits(model, param: str, start, lo: float, hi: float, *, t: float 
 
     ``start``: a Hopf :class:`SpecialPoint` (from :func:`continuation`; the branch
     starts there with amplitude zero), a period-doubling :class:`CycleSpecialPoint` of a
-    branch of orbits (the branch of doubled orbits, period ``2 T``, starts there) or a pair ``(state, period)``: a state near an
-    orbit (a dict by state name or an array) and about its period, at the model's own
+    branch of orbits (the branch of doubled orbits, period ``2 T``, starts there; on
+    ``segments`` segments of the orbit at the point's RK4 steps) or a pair
+    ``(state, period)``: a state near an orbit (a dict by state name or an array) and
+    about its period, at the model's own
     value of ``param`` (the branch then leaves towards larger ``param`` if
     ``direction > 0``). Orbits are found by multiple shooting over ``segments`` segments
     with ``steps`` RK4 steps per period; arclength steps ``ds`` (default
