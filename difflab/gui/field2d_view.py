@@ -1,0 +1,386 @@
+"""The 2-D field view: each field of a field model as a live image, a time scrubber, a brush.
+
+Fed by a Qt-free :class:`difflab.app.fields.FieldSession`. A run streams on a
+:class:`~difflab.gui.workers.TaskWorker` in chunks of frames; the images follow the newest
+frame unless the scrubber was moved back. Each field is an ``ImageItem`` on axes in the
+grid's coordinates with a colour bar: viridis for a field of one sign, a diverging map
+centred at 0 for a signed one, levels from the frame shown. With Paint on, a click paints
+a disc of the brush's value into the field shown (undoable with Edit > Undo); a run under
+way continues from the painted field. The value under the cursor goes to ``hovered``.
+"""
+
+from pathlib import Path
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import QRectF, Qt, QTimer, Signal
+from PySide6.QtGui import QImage
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QComboBox,
+    QFileDialog,
+    QFormLayout,
+    QHBoxLayout,
+    QLabel,
+    QPushButton,
+    QSlider,
+    QVBoxLayout,
+    QWidget,
+)
+
+from ..app.fields import (
+    FieldSession,
+    colour_map,
+    image_rect,
+    levels,
+    nearest_cell,
+    plane_models,
+    stream_frames,
+)
+from .parameters import ParameterPanel
+from .plots import SafeViewBox, configure_axes
+from .widgets import FloatSpinBox, Throttle, controls_beside_plots
+from .workers import TaskWorker, iterate, while_alive
+
+GRID_CHOICES = (32, 64, 128, 256, 512)
+PLAY_MS = 40  # one frame per tick while playing
+RESOLVE_MS = 150  # parameter edits re-solve once they pause this long
+TASK = "fields"
+
+
+class PaintableImage(pg.ImageItem):
+    """An image that reports clicks (in view coordinates) while ``painting`` is on."""
+
+    def __init__(self, on_click):
+        super().__init__(axisOrder="col-major")
+        self.painting = False
+        self._on_click = on_click
+
+    def mouseClickEvent(self, event):  # noqa: N802 (pyqtgraph override)
+        if not self.painting or event.button() != Qt.MouseButton.LeftButton:
+            event.ignore()
+            return
+        event.accept()
+        point = self.mapToView(event.pos())
+        self._on_click(self, (point.x(), point.y()))
+
+
+class FieldPanel:
+    """One field's plot: the image, its colour bar and colour map."""
+
+    def __init__(self, layout: pg.GraphicsLayoutWidget, column: int, name: str, on_click):
+        self.name = name
+        self.plot_item = layout.addPlot(row=0, col=column, viewBox=SafeViewBox())
+        self.plot_item.setAspectLocked(True)
+        self.image = PaintableImage(on_click)
+        self.plot_item.addItem(self.image)
+        self.map_name = ""
+        self.rect = QRectF(0.0, 0.0, 1.0, 1.0)  # the grid's extent, set by the view
+        self.colorbar = pg.ColorBarItem(colorMap="viridis", interactive=False, width=14)
+        self.colorbar.setImageItem(self.image, insert_in=self.plot_item)
+        configure_axes(self.plot_item, "x", "y")
+        self.plot_item.setTitle(name)
+
+    def show(self, values: np.ndarray) -> None:
+        """Draw a frame of the field: image, colour map and levels."""
+        name = colour_map(values)
+        if name != self.map_name:
+            self.map_name = name
+            self.colorbar.setColorMap(pg.colormap.get(name))
+        lo, hi = levels(values)
+        self.image.setImage(values, autoLevels=False, levels=(lo, hi))
+        self.image.setRect(self.rect)  # its scale follows the image's shape
+        self.colorbar.setLevels((lo, hi))
+
+    def rgba(self) -> np.ndarray:
+        """The frame shown as RGBA bytes, one pixel per grid point, rows from y high to low."""
+        values = np.asarray(self.image.image, dtype=float)
+        lo, hi = self.colorbar.levels()
+        scaled = np.clip((values - lo) / (hi - lo), 0.0, 1.0)
+        colours = pg.colormap.get(self.map_name).map(np.nan_to_num(scaled), mode="byte")
+        return np.ascontiguousarray(np.transpose(colours, (1, 0, 2))[::-1])
+
+
+class Field2DView(QWidget):
+    """The session's fields side by side, a scrubber, run and brush controls, sliders.
+
+    ``host``: the main window, whose ``start_worker`` / ``worker_done`` run the stream
+    (Stop stops it, closing joins it); without one the view runs it itself.
+    Signals: ``hovered(text)``: the value under the cursor, ``drawn(frame)``.
+    """
+
+    title = "Fields 2-D"
+    hovered = Signal(str)
+    drawn = Signal(int)
+
+    def __init__(self, session: FieldSession, host=None, parent=None):
+        super().__init__(parent)
+        self.session, self.host = session, host
+        self.worker: TaskWorker | None = None
+        self.panels: list[FieldPanel] = []
+        self.images = pg.GraphicsLayoutWidget()
+        self.images.setObjectName("field2d_images")
+        self.images.scene().sigMouseMoved.connect(self._mouse_moved)
+        self.redraw = Throttle(self.draw, 16, self)
+        self._resolve = QTimer(self, singleShot=True, interval=RESOLVE_MS)
+        self._resolve.timeout.connect(lambda: self.run(0))
+        self._player = QTimer(self, interval=PLAY_MS)
+        self._player.timeout.connect(self._play_step)
+        self._build()
+        session.events.model.connect(lambda e: self._model_changed())
+        session.events.params.connect(lambda e: self._resolve.start())
+        session.events.frames.connect(self._frames_changed)
+        session.events.log.connect(lambda e: self.hovered.emit(e.text))
+        self._model_changed()
+        self._resolve.stop()  # nothing runs until asked: choosing a model, Run
+
+    # -- construction -------------------------------------------------------------------
+
+    def _build(self) -> None:
+        controls = QVBoxLayout()
+        form = QFormLayout()
+        self.model_box = QComboBox()
+        self.model_box.addItems(plane_models())
+        self.model_box.setCurrentText(self.session.model_name)
+        self.model_box.textActivated.connect(self.choose_model)
+        self.points_box = QComboBox()
+        self.points_box.addItems([f"{n} x {n}" for n in GRID_CHOICES])
+        self.points_box.setCurrentText(f"{self.session.points} x {self.session.points}")
+        self.points_box.textActivated.connect(
+            lambda text: self.choose_model(self.session.model_name, int(text.split()[0])))
+        self.t1_box = FloatSpinBox()
+        self.t1_box.setRange(1e-9, 1e12)
+        self.t1_box.editingFinished.connect(self._t1_edited)
+        form.addRow("Model", self.model_box)
+        form.addRow("Grid", self.points_box)
+        form.addRow("t1", self.t1_box)
+        controls.addLayout(form)
+        controls.addLayout(self._run_buttons())
+        controls.addWidget(self._brush())
+        self.export_button = QPushButton("Export frame as PNG…")
+        self.export_button.clicked.connect(self._export_clicked)
+        controls.addWidget(self.export_button)
+        self.parameters = ParameterPanel(self.session)
+        controls.addWidget(self.parameters, 1)
+        right = QWidget()
+        column = QVBoxLayout(right)
+        column.setContentsMargins(0, 0, 0, 0)
+        column.addWidget(self.images, 1)
+        column.addLayout(self._scrubber())
+        controls_beside_plots(self, controls, 260, right)
+
+    def _run_buttons(self) -> QHBoxLayout:
+        row = QHBoxLayout()
+        self.run_button = QPushButton("Run")
+        self.run_button.setToolTip("Run from the initial state (frame 0) to t1")
+        self.run_button.clicked.connect(lambda: self.run(0))
+        self.continue_button = QPushButton("Continue")
+        self.continue_button.setToolTip("Run on to t1 from the last frame")
+        self.continue_button.clicked.connect(lambda: self.run(len(self.session.frames) - 1))
+        self.stop_button = QPushButton("Stop")
+        self.stop_button.clicked.connect(self.stop)
+        for button in (self.run_button, self.continue_button, self.stop_button):
+            row.addWidget(button)
+        return row
+
+    def _brush(self) -> QWidget:
+        box = QWidget()
+        form = QFormLayout(box)
+        form.setContentsMargins(0, 0, 0, 0)
+        self.paint_box = QCheckBox("Paint (click a field)")
+        self.paint_box.toggled.connect(self._painting)
+        self.brush_value = FloatSpinBox()
+        self.brush_value.setRange(-1e12, 1e12)
+        self.brush_value.setValue(1.0)
+        self.brush_radius = FloatSpinBox()
+        self.brush_radius.setRange(0.0, 1e12)
+        form.addRow(self.paint_box)
+        form.addRow("value", self.brush_value)
+        form.addRow("radius", self.brush_radius)
+        return box
+
+    def _scrubber(self) -> QHBoxLayout:
+        row = QHBoxLayout()
+        self.play_button = QPushButton("Play")
+        self.play_button.setCheckable(True)
+        self.play_button.toggled.connect(self.play)
+        self.scrubber = QSlider(Qt.Orientation.Horizontal)
+        self.scrubber.setObjectName("field2d_scrubber")
+        self.scrubber.valueChanged.connect(lambda _: self.redraw())
+        self.time_label = QLabel()
+        row.addWidget(self.play_button)
+        row.addWidget(self.scrubber, 1)
+        row.addWidget(self.time_label)
+        return row
+
+    # -- the model ------------------------------------------------------------------------
+
+    def choose_model(self, name: str, points: int | None = None) -> None:
+        """Show field model ``name`` (on ``points`` per axis) and run it."""
+        self.stop()
+        self.session.select_model(name, points)
+        self.run(0)
+
+    def _model_changed(self) -> None:
+        session = self.session
+        self.images.clear()
+        self.panels = [FieldPanel(self.images, i, name, self._clicked)
+                       for i, name in enumerate(session.field_names)]
+        x0, y0, width, height = image_rect(session.grid)
+        for panel in self.panels:
+            panel.rect = QRectF(x0, y0, width, height)
+            panel.image.painting = self.paint_box.isChecked()
+        self.model_box.setCurrentText(session.model_name)
+        self.points_box.setCurrentText(f"{session.points} x {session.points}")
+        self.t1_box.setValue(session.t1)
+        self.brush_radius.setValue(0.05 * min(width, height))
+        self.scrubber.setRange(0, 0)
+        self.draw()
+
+    def _t1_edited(self) -> None:
+        if self.t1_box.value() != self.session.t1:
+            self.stop()
+            self.session.t1 = float(self.t1_box.value())
+            self.run(0)
+
+    # -- runs -----------------------------------------------------------------------------
+
+    @property
+    def running(self) -> bool:
+        return self.worker is not None and not self.worker.stopping
+
+    def run(self, start: int = 0) -> None:
+        """Stream the run from frame ``start`` to t1 (the frames after it are dropped)."""
+        self._resolve.stop()
+        if self.worker is not None:
+            self.worker.stop()
+        request = self.session.run_request(start)
+        worker = TaskWorker(lambda emit, stop: iterate(stream_frames(request, stop), emit,
+                                                       stop), TASK, self)
+        worker.label = f"run of {self.session.model_name}"
+        worker.item.connect(while_alive(self, self.session.accept))
+        worker.failed.connect(while_alive(self, self.hovered.emit))
+        worker.done.connect(while_alive(self, lambda ok, _: self._ended(worker)))
+        self.worker = worker
+        if self.host is not None:
+            self.host.start_worker(TASK, worker, progress=False)
+        else:
+            worker.start()
+
+    def _ended(self, worker: TaskWorker) -> None:
+        if self.worker is worker:
+            self.worker = None
+        if self.host is not None:
+            self.host.worker_done(TASK, worker)
+        else:
+            worker.wait(10_000)
+            worker.deleteLater()
+
+    def stop(self) -> None:
+        """Stop the run under way (at its next chunk)."""
+        self._resolve.stop()
+        if self.worker is not None:
+            self.worker.stop()
+
+    def shutdown(self) -> None:
+        """Stop the run and wait for its thread."""
+        self.stop()
+        worker, self.worker = self.worker, None
+        if worker is not None and self.host is None:
+            worker.wait(10_000)
+
+    def _frames_changed(self, event) -> None:
+        last = len(self.session.frames) - 1
+        follow = self.scrubber.value() >= self.scrubber.maximum()
+        blocked = self.scrubber.blockSignals(True)
+        self.scrubber.setRange(0, last)
+        if follow or event.edited:
+            self.scrubber.setValue(last)
+        self.scrubber.blockSignals(blocked)
+        if event.edited and self.running:  # the run goes on from the painted field
+            self.run(event.start)
+        self.redraw()
+
+    # -- drawing and the scrubber -----------------------------------------------------------
+
+    @property
+    def frame(self) -> int:
+        """The index of the frame shown."""
+        return min(self.scrubber.value(), len(self.session.frames) - 1)
+
+    def draw(self) -> None:
+        k = self.frame
+        frame = self.session.frames[k]
+        for panel in self.panels:
+            panel.show(frame[panel.name])
+        self.time_label.setText(f"t = {self.session.ts[k]:.5g} / {self.session.t1:g}")
+        self.drawn.emit(k)
+
+    def show_frame(self, k: int) -> None:
+        """Move the scrubber to frame ``k``."""
+        self.scrubber.setValue(k)
+
+    def play(self, on: bool) -> None:
+        """Play the frames from the one shown (from the first, if at the last)."""
+        self.play_button.setText("Pause" if on else "Play")
+        if on and self.scrubber.value() >= self.scrubber.maximum():
+            self.scrubber.setValue(0)
+        (self._player.start if on else self._player.stop)()
+
+    def _play_step(self) -> None:
+        if self.scrubber.value() >= self.scrubber.maximum():
+            self.play_button.setChecked(False)
+        else:
+            self.scrubber.setValue(self.scrubber.value() + 1)
+
+    # -- the cursor, the brush, export ----------------------------------------------------------
+
+    def _mouse_moved(self, scene_pos) -> None:
+        for panel in self.panels:
+            box = panel.plot_item.getViewBox()
+            if box.sceneBoundingRect().contains(scene_pos):
+                point = box.mapSceneToView(scene_pos)
+                self.hovered.emit(self.value_text(panel.name, (point.x(), point.y())))
+                return
+
+    def value_text(self, name: str, point) -> str:
+        """``name(x, y) = value at t`` for the grid point nearest ``point``."""
+        session = self.session
+        cell = nearest_cell(session.grid, point)
+        if cell is None:
+            return ""
+        x, y = (session.grid.axis_coordinates(a)[i] for a, i in enumerate(cell))
+        value = session.frames[self.frame][name][cell]
+        return f"{name}({x:.4g}, {y:.4g}) = {value:.6g} at t = {session.ts[self.frame]:.5g}"
+
+    def _painting(self, on: bool) -> None:
+        for panel in self.panels:
+            panel.image.painting = on
+
+    def _clicked(self, image: PaintableImage, point) -> None:
+        panel = next(p for p in self.panels if p.image is image)
+        self.session.paint(self.frame, panel.name, point, self.brush_radius.value(),
+                           self.brush_value.value())
+
+    def export_png(self, path) -> list[Path]:
+        """Write the frame shown as PNG, one pixel per grid point: ``path`` for a model of
+        one field, else ``<stem>-<field>.png`` per field. Returns the files written."""
+        path = Path(path)
+        paths = []
+        for panel in self.panels:
+            rgba = panel.rgba()
+            image = QImage(rgba.data, rgba.shape[1], rgba.shape[0], 4 * rgba.shape[1],
+                           QImage.Format.Format_RGBA8888)
+            target = path if len(self.panels) == 1 else path.with_name(
+                f"{path.stem}-{panel.name}{path.suffix or '.png'}")
+            if not image.save(str(target), "PNG"):
+                raise OSError(f"could not write {target}")
+            paths.append(target)
+        return paths
+
+    def _export_clicked(self) -> None:
+        name, _ = QFileDialog.getSaveFileName(self, "Export frame as PNG",
+                                              f"{self.session.model_name}.png", "PNG (*.png)")
+        if name:
+            written = self.export_png(name)
+            self.hovered.emit("wrote " + ", ".join(str(p) for p in written))

@@ -1,0 +1,142 @@
+"""The 2-D field view: images equal the frames, the scrubber, painting and its undo,
+colour levels, PNG export, re-solving on a slider."""
+
+import numpy as np
+import pyqtgraph as pg
+import pytest
+from PySide6.QtCore import QPointF, Qt
+from PySide6.QtGui import QImage
+
+from difflab.app.fields import FieldSession, disc_cells, levels, paint_disc
+from difflab.app.lab import Lab
+from difflab.gui.field2d_view import Field2DView
+
+from .conftest import LONG
+
+POINTS = 32
+
+
+@pytest.fixture(scope="module")
+def lab():
+    return Lab()
+
+
+@pytest.fixture
+def view(qtbot, lab):
+    """A view of Gray-Scott on 32 x 32, run to t1 = 400 (11 frames)."""
+    session = FieldSession(lab, "gray_scott", POINTS)
+    session.t1, session.n_frames = 400.0, 11
+    widget = Field2DView(session)
+    qtbot.addWidget(widget)
+    widget.resize(900, 500)
+    widget.show()
+    widget.run(0)
+    qtbot.waitUntil(lambda: session.complete and widget.worker is None, timeout=LONG)
+    yield widget
+    widget.shutdown()
+
+
+def image_of(panel) -> np.ndarray:
+    return np.asarray(panel.image.image)
+
+
+def click(qtbot, widget, panel, point) -> None:
+    """A real left click on ``panel``'s image at ``point`` (grid coordinates)."""
+    scene = panel.plot_item.getViewBox().mapViewToScene(QPointF(*point))
+    pos = widget.images.mapFromScene(scene)
+    qtbot.mouseClick(widget.images.viewport(), Qt.MouseButton.LeftButton, pos=pos)
+
+
+def test_the_images_are_the_frames_and_follow_the_scrubber(qtbot, view):
+    session = view.session
+    assert len(session.frames) == 11 and session.ts[-1] == pytest.approx(400.0)
+    assert view.frame == 10  # the view followed the stream to its last frame
+    for panel in view.panels:
+        assert np.array_equal(image_of(panel), session.frames[10][panel.name])
+    view.scrubber.setValue(3)
+    qtbot.waitUntil(lambda: view.frame == 3)
+    qtbot.wait(40)  # the throttled redraw
+    for panel in view.panels:
+        assert np.array_equal(image_of(panel), session.frames[3][panel.name])
+    assert view.time_label.text().startswith(f"t = {session.ts[3]:.5g}")
+    assert not np.array_equal(session.frames[3]["v"], session.frames[10]["v"])
+
+
+def test_the_image_lies_on_the_grid_coordinates(view):
+    grid = view.session.grid
+    rect = view.panels[0].image.mapRectToView(view.panels[0].image.boundingRect())
+    h = grid.spacing[0]
+    assert rect.left() == pytest.approx(grid.axis_coordinates(0)[0] - h / 2)
+    assert rect.width() == pytest.approx(grid.length(0))
+    assert rect.height() == pytest.approx(grid.length(1))
+
+
+def test_colour_bar_levels_are_the_data_range(view):
+    for panel in view.panels:
+        values = view.session.frames[view.frame][panel.name]
+        assert panel.colorbar.levels() == pytest.approx((values.min(), values.max()))
+        assert panel.map_name == "viridis"  # Gray-Scott's fields have one sign
+
+
+def test_a_signed_field_gets_a_diverging_map_centred_at_zero():
+    values = np.array([[-1.0, 0.5], [2.0, 0.0]])
+    assert levels(values) == (-2.0, 2.0)
+    assert levels(np.full((2, 2), 3.0)) == pytest.approx((2.7, 3.3))
+
+
+def test_a_click_paints_a_disc_and_undo_restores_it_bit_for_bit(qtbot, view, lab):
+    session, panel = view.session, view.panels[1]  # v
+    view.scrubber.setValue(0)  # into the initial state
+    before = session.frames[0]["v"].copy()
+    view.paint_box.setChecked(True)
+    view.brush_value.setValue(0.75)
+    view.brush_radius.setValue(0.1)
+    click(qtbot, view, panel, (0.3, 0.6))
+    after = session.frames[0]["v"]
+    cells = disc_cells(session.grid, (0.3, 0.6), 0.1)
+    x, y = (c.ravel()[cells] for c in session.grid.coordinates)
+    assert 20 < cells.size < 40  # pi r^2 / h^2 = 32 cells, to within the click's pixel
+    assert np.all(np.hypot(x - 0.3, y - 0.6) <= 0.1 + 2 * session.grid.spacing[0])
+    changed = np.flatnonzero(after != before)
+    assert np.all(after.ravel()[changed] == 0.75) and changed.size >= cells.size - 8
+    assert len(session.frames) == 1  # the frames after it came from the unpainted field
+    qtbot.wait(40)
+    assert np.array_equal(image_of(panel), after)
+    assert lab.undo_stack.undo_text.startswith("Paint v")
+    lab.undo()
+    assert session.frames[0]["v"].tobytes() == before.tobytes()
+    lab.redo()
+    assert session.frames[0]["v"].tobytes() == after.tobytes()
+
+
+def test_paint_disc_wraps_across_periodic_edges():
+    session = FieldSession(None, "diffusion", 16)
+    field = np.zeros(session.grid.shape)
+    painted, cells = paint_disc(field, session.grid, (0.0, 0.5), 0.1, 2.0)
+    assert painted[0].max() == 2.0 and painted[-1].max() == 2.0  # both sides of x = 0
+    assert painted[8].max() == 0.0  # ... and nothing half a domain away
+    assert np.count_nonzero(painted) == cells.size and field.max() == 0.0
+
+
+def test_the_png_has_one_pixel_per_grid_point_in_the_colours_shown(view, tmp_path):
+    paths = view.export_png(tmp_path / "frame.png")
+    assert [p.name for p in paths] == ["frame-u.png", "frame-v.png"]
+    image = QImage(str(paths[1])).convertToFormat(QImage.Format.Format_RGBA8888)
+    assert (image.width(), image.height()) == (POINTS, POINTS)
+    values = view.session.frames[view.frame]["v"]
+    i, j = np.unravel_index(np.argmax(values), values.shape)  # x index i, y index j
+    top = pg.colormap.get("viridis").map(1.0, mode="byte")
+    pixel = image.pixelColor(int(i), POINTS - 1 - int(j))  # rows run from y high to low
+    assert (pixel.red(), pixel.green(), pixel.blue()) == tuple(top[:3])
+
+
+def test_a_parameter_slider_re_solves_the_field_model(qtbot, view):
+    session = view.session
+    row = view.parameters.rows["F"]
+    old = session.frames[-1]["v"].copy()
+    row.spin.setValue(0.05)
+    assert session.params["F"] == 0.05
+    qtbot.waitUntil(lambda: view.worker is not None, timeout=2_000)  # debounced
+    qtbot.waitUntil(lambda: session.complete and view.worker is None, timeout=LONG)
+    assert not np.allclose(session.frames[-1]["v"], old)
+    assert float(session.frames[-1]["v"].max()) == pytest.approx(float(image_of(view.panels[1]).max()))
