@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (
     QFormLayout,
     QHBoxLayout,
     QLabel,
+    QMenu,
     QPushButton,
     QSlider,
     QVBoxLayout,
@@ -384,3 +385,30 @@ class Field2DView(QWidget):
         if name:
             written = self.export_png(name)
             self.hovered.emit("wrote " + ", ".join(str(p) for p in written))
+
+
+def add_to_window(window) -> Field2DView:
+    """The view as a tab of the main window (its runs are the window's tasks, its cursor
+    values go to the status bar) and a Fields menu that shows and runs each field model."""
+    view = Field2DView(FieldSession(window.lab), host=window)
+    window.views["fields"] = view
+    window.tabs.addTab(view, Field2DView.title)
+    view.hovered.connect(lambda text: window.status.setText(text))
+    return view
+
+
+def add_field_menu(window, view: Field2DView) -> None:
+    """Fields > one entry per 2-D field model: show it in the view and run it."""
+    bar = window.menuBar()
+    menu = QMenu("Fiel&ds", window)
+    last = bar.actions()[-1] if bar.actions() else None  # before Help
+    bar.insertMenu(last, menu) if last is not None else bar.addMenu(menu)
+    for name in plane_models():
+        action = menu.addAction(name)
+        action.setStatusTip(f"Show {name} in the {Field2DView.title} view and run it")
+        action.triggered.connect(lambda _=False, n=name: _show_model(window, view, n))
+
+
+def _show_model(window, view: Field2DView, name: str) -> None:
+    window.tabs.setCurrentWidget(view)
+    view.choose_model(name)

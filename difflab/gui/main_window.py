@@ -39,6 +39,7 @@ from ..app.runs import (
 )
 from . import _gc
 from .field_view import FieldView
+from .field2d_view import add_field_menu, add_to_window
 from .files import FileActions
 from .highlight import EquationHighlighter
 from .initial_state import InitialStatePanel
@@ -143,6 +144,7 @@ class MainWindow(QMainWindow):
         self.tabs.addTab(self.phase_plot, "Phase portrait")
         self.tabs.addTab(self.phase3d_view, Phase3DView.title)
         self._show_field_tab()
+        self.field2d_view = add_to_window(self)  # field models on grids, live
         self._add_analysis_views()
         self.tabs.currentChanged.connect(self._view_changed)
         # The views' own minimum sizes (a long column of controls) never set the window's:
@@ -210,6 +212,7 @@ class MainWindow(QMainWindow):
     def _build_actions(self) -> None:
         self.actions = build_actions(self)
         self.recent_menu = build_menus(self, self.actions)
+        add_field_menu(self, self.field2d_view)
         self.recent_changed()
         self._undo_changed()
 

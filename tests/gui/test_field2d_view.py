@@ -140,3 +140,23 @@ def test_a_parameter_slider_re_solves_the_field_model(qtbot, view):
     qtbot.waitUntil(lambda: session.complete and view.worker is None, timeout=LONG)
     assert not np.allclose(session.frames[-1]["v"], old)
     assert float(session.frames[-1]["v"].max()) == pytest.approx(float(image_of(view.panels[1]).max()))
+
+
+def test_the_fields_menu_runs_a_model_in_the_window(qtbot, window):
+    menu = next(a.menu() for a in window.menuBar().actions() if a.text() == "Fiel&ds")
+    view = window.field2d_view
+    view.session.points = POINTS
+    action = next(a for a in menu.actions() if a.text() == "diffusion")
+    action.trigger()
+    assert window.tabs.currentWidget() is view and view.session.model_name == "diffusion"
+    assert window.workers.get("fields") is view.worker  # Stop stops it, closing joins it
+    qtbot.waitUntil(lambda: view.session.complete and view.worker is None, timeout=LONG)
+    exact = view.session.model.exact(view.session.ts[-1])["u"]  # a decaying Fourier mode
+    assert np.allclose(view.session.frames[-1]["u"], exact, atol=1e-6)
+    panel = view.panels[0]
+    assert panel.map_name == "CET-D1A" and panel.colorbar.levels()[0] < 0  # signed
+    scene = panel.plot_item.getViewBox().mapViewToScene(QPointF(0.25, 0.25))
+    qtbot.mouseMove(view.images.viewport(), view.images.mapFromScene(scene))
+    cell = view.session.frames[-1]["u"][8, 8]  # the point (0.25, 0.25) on 32 x 32
+    qtbot.waitUntil(lambda: window.status.text().startswith("u(0.25, 0.25) = "))
+    assert f"{cell:.6g}" in window.status.text()
