@@ -19,6 +19,14 @@ Run it on a desktop, under Xvfb, or offscreen::
    gives the frame rate a free core would reach (on a loaded machine the GUI thread waits
    for a core, and the measured rate is lower). Target: at least 30 fps.
 
+3. Field frame rate (``--fields`` alone): the 2-D field view (``Fields 2-D`` tab)
+   showing Gray-Scott streamed at 256 x 256 and 512 x 512 (ETDRK4, dt = 1, one step
+   per frame, 4 frames per chunk), both fields drawn as images with colour bars.
+   Frames are the view's redraws while chunks arrive (from the second chunk: the first
+   compiles); also reported, the time of one redraw (two ``setImage`` with levels and
+   colour bars) and the GUI thread's CPU per frame, whose inverse is the rate a free
+   core would reach. The stream, computed beside it, bounds the rate too.
+
 The numbers depend on the machine and its load: the script prints the load average.
 """
 
@@ -163,11 +171,81 @@ def frame_rate(app, window) -> dict:
             "redraw_max_ms": 1e3 * max(draws)}
 
 
+def field_frame_rate(app, points: int, frames: int = 64) -> dict:
+    """Frames per second of the 2-D field view while Gray-Scott streams on a grid of
+    ``points`` x ``points``."""
+    from difflab.app.fields import FieldSession
+    from difflab.gui.field2d_view import Field2DView
+
+    session = FieldSession(None, "gray_scott", points)
+    session.t1, session.dt, session.n_frames = float(frames - 1), 1.0, frames
+    view = Field2DView(session)
+    view.resize(1200, 600)
+    view.show()
+    drawn, chunks, cpu, draws = [], [], [], []
+    original = view.draw
+
+    def draw():
+        t = time.perf_counter()
+        original()
+        draws.append(time.perf_counter() - t)
+        drawn.append(time.perf_counter())
+
+    view.redraw._fn = draw
+    session.events.frames.connect(lambda e: (chunks.append(time.perf_counter()),
+                                             cpu.append(time.thread_time())))
+    view.run(0)
+    _wait(app, lambda: session.complete and view.worker is None, 600)
+    view.shutdown()
+    first, last = chunks[1], chunks[-1]  # from the second chunk: the first compiles
+    during = [t for t in drawn if first <= t <= last]
+    gui_cpu = (cpu[-1] - cpu[1]) / max(len(during), 1)
+    replay = replay_rate(view)
+    view.close()
+    return {"points": points, "fps": len(during) / (last - first), "frames": len(during),
+            "chunks": len(chunks), "seconds": last - first,
+            "redraw_median_ms": 1e3 * statistics.median(draws[2:]),
+            "gui_cpu_per_frame_ms": 1e3 * gui_cpu, "fps_capacity": 1.0 / max(gui_cpu, 1e-9),
+            "replay_fps": replay}
+
+
+def replay_rate(view) -> float:
+    """Frames per second of the view alone: every frame drawn and painted in turn, as the
+    scrubber's Play does, with no stream beside it."""
+    frames = len(view.session.frames)
+    start = time.perf_counter()
+    for k in range(frames):
+        view.scrubber.setValue(k)
+        view.draw()
+        view.images.viewport().repaint()
+    return frames / (time.perf_counter() - start)
+
+
+def print_fields(rates: list[dict]) -> None:
+    for r in rates:
+        print(f"field view, Gray-Scott {r['points']} x {r['points']}: {r['fps']:.1f} "
+              f"frames/s ({r['frames']} frames in {r['seconds']:.1f} s), redraw median "
+              f"{r['redraw_median_ms']:.1f} ms, GUI CPU {r['gui_cpu_per_frame_ms']:.1f} ms "
+              f"per frame: {r['fps_capacity']:.0f} frames/s on a free core; replayed "
+              f"without the stream: {r['replay_fps']:.0f} frames/s")
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=40, help="slider steps to time")
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
+    parser.add_argument("--fields", action="store_true",
+                        help="only the 2-D field view's frame rate (256 and 512 points)")
     args = parser.parse_args(argv)
+    if args.fields:
+        from difflab.gui.app import create_application
+
+        app = create_application()
+        rates = [field_frame_rate(app, n) for n in (256, 512)]
+        print(f"Qt platform {app.platformName()}, {os.cpu_count()} CPUs, load average "
+              + ", ".join(f"{x:.1f}" for x in os.getloadavg()))
+        print(json.dumps(rates, indent=2)) if args.json else print_fields(rates)
+        return 0
     app, window = _app()
     result = {"platform": app.platformName(), "load_average": os.getloadavg(),
               "cpus": os.cpu_count(), "latency": latency(app, window, args.repeats),

@@ -90,7 +90,7 @@ def nearest_cell(grid, point) -> tuple[int, ...] | None:
     index = []
     for axis, p in enumerate(point):
         x0, h = grid.axis_coordinates(axis)[0], grid.spacing[axis]
-        i = int(math.floor((p - x0) / h + 0.5))
+        i = math.floor((p - x0) / h + 0.5)
         if not 0 <= i < grid.points[axis]:
             return None
         index.append(i)

@@ -57,7 +57,7 @@ class PaintableImage(pg.ImageItem):
         self.painting = False
         self._on_click = on_click
 
-    def mouseClickEvent(self, event):  # noqa: N802 (pyqtgraph override)
+    def mouseClickEvent(self, event):  # pyqtgraph override
         if not self.painting or event.button() != Qt.MouseButton.LeftButton:
             event.ignore()
             return
