@@ -1,8 +1,9 @@
-"""Field models against exponax, in one process, at matched accuracy (issue 29).
+"""Field models against exponax and py-pde, in one process, at matched accuracy.
 
     .venv/bin/python benchmarks/fields.py [--gs-points 128] [--gs-t1 1000] [--repeats 3]
+        [--pypde-points 256] [--pypde-t1 100] [--sections exponax,pypde,bandwidth]
 
-Needs exponax (``pip install difflab[bench]``). Both sides step in Fourier space inside
+Needs exponax and py-pde (``pip install difflab[bench]``). Both sides step in Fourier space inside
 one jitted ``lax.scan`` (exponax through ``step_fourier``), float64, and are timed warm
 (best of ``--repeats``; the first call, compile included, is printed apart), each with
 its stepper made beforehand. Printed per problem, method and step: seconds, the error of
@@ -16,19 +17,48 @@ problems are the same equations on the same grid, split alike:
 * Kuramoto-Sivashinsky 1-D on ``[0, 32 pi]``, 128 points, Kassam and Trefethen's initial
   field, to ``t = 50`` (exponax's conservative form, both dealiased by 2/3).
 
+py-pde (finite differences of order 2, numba, explicit steps) runs beside DiffLab on:
+
+* Gray-Scott 2-D on ``--pypde-points`` squared points to ``t = --pypde-t1``, py-pde's
+  Euler step at ``dt = 0.1`` (its stability limit is about 0.19 there), DiffLab's ETDRK4
+  at ``dt = 1`` and ``0.5``; errors against DiffLab's ETDRK4 at ``dt = 0.25``, so py-pde's
+  include its finite-difference error in space;
+* 2-D diffusion of a Gaussian on the periodic unit square (``D = 1e-3`` to ``t = 1``)
+  against its closed form (a sum of periodic images): the fastest run of each within
+  :data:`DIFFUSION_TOL` of it, DiffLab's ETDRK4 (spectral, one step: exact in time for a
+  linear problem) against py-pde's Euler step at ``dt = h^2 / (8 D)``, where the errors
+  of time and space cancel to leading order (its most accurate step for the points).
+
+py-pde's first call compiles with numba (printed apart); it is timed on a second call.
+Last, the memory bandwidth an explicit stencil step reaches: a 2-D Laplacian of order 2
+and an Euler update on 1024 x 1024 float64 points (16 MiB read and written a step)
+against NumPy's copy of a 128 MiB array in the same run (and of one field, which
+caches may hold: the stencil's own arrays may be served from cache too).
+
 On a shared machine timings vary by tens of percent from run to run.
 """
 
 import argparse
 import time
+import warnings
 
 import exponax as ex
 import jax
 import jax.numpy as jnp
 import numpy as np
+import pde
 
 import difflab as dl
-from difflab.models import Grid, from_fourier, to_fourier
+from difflab.models import (
+    AbstractFieldModel,
+    Grid,
+    from_fourier,
+    laplace,
+    laplace_multiplier,
+    to_fourier,
+)
+
+DIFFUSION_TOL = 5e-5  # the largest error (of a peak of 0.5) a diffusion run may have
 
 
 def _best(repeats, run):
@@ -119,15 +149,178 @@ def kuramoto_sivashinsky(repeats):
              (0.5, 0.25, 0.125), make, repeats)
 
 
+def _pypde_grid(points):
+    """py-pde's periodic unit square, shifted half a cell so its cell centres are DiffLab's
+    points ``i h``."""
+    h = 1.0 / points
+    return pde.CartesianGrid([[-h / 2, 1.0 - h / 2]] * 2, points, periodic=True)
+
+
+def _pypde_run(equation, state, t1, dt):
+    """py-pde's Euler steps to ``t1``: ``(final state, first call s, warm call s)``."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        start = time.perf_counter()
+        stepper = pde.solvers.EulerSolver(equation, backend="numba").make_stepper(state, dt)
+        stepper(state.copy(), 0.0, dt)  # numba compiles here
+        cold = time.perf_counter() - start
+    final = state.copy()
+    start = time.perf_counter()
+    stepper(final, 0.0, t1)
+    return final, cold, time.perf_counter() - start
+
+
+def pypde_gray_scott(points, t1, repeats):
+    model = dl.models.GrayScott(grid=Grid(((0.0, 1.0), (0.0, 1.0)), (points, points)))
+    print(f"\nGray-Scott 2-D against py-pde, {points}x{points}, t = {t1:g}")
+    reference = _difflab(model, t1, 0.25, 4)()
+    start = {n: np.asarray(u) for n, u in model.initial_fields().items()}
+    grid = _pypde_grid(points)
+    equation = pde.PDE({
+        "u": f"{model.Du} * laplace(u) - u * v**2 + {model.F} * (1 - u)",
+        "v": f"{model.Dv} * laplace(v) + u * v**2 - {model.F + model.k} * v"}, bc="periodic")
+    state = pde.FieldCollection([pde.ScalarField(grid, start[n], label=n) for n in "uv"])
+    final, cold, theirs = _pypde_run(equation, state, t1, 0.1)
+    error = _error({"u": final[0].data, "v": final[1].data}, reference)
+    print(f"py-pde   euler   dt 0.1   {theirs:8.2f} s  error {error:.1e}   first call {cold:.1f} s")
+    for dt in (1.0, 0.5):
+        ours, first, warm = _best(repeats, _difflab(model, t1, dt, 4))
+        print(f"difflab  etdrk4  dt {dt:<4g}  {warm:8.2f} s  error {_error(ours, reference):.1e}"
+              f"   first call {first:.1f} s   py-pde / difflab {theirs / warm:.3g}")
+
+
+class Diffusion(AbstractFieldModel):
+    """``du/dt = D laplace(u)`` from a Gaussian of variance ``S0`` at the centre."""
+
+    grid: Grid
+    D: float = 1e-3
+    field_names = ("u",)
+    S0 = 0.002
+
+    def linear_part(self):
+        return {"u": self.D * jnp.asarray(laplace_multiplier(self.grid))}
+
+    def nonlinear_part(self, t, fields):
+        return {"u": jnp.zeros_like(fields["u"])}
+
+    def initial_fields(self):
+        return {"u": self.exact(*(np.asarray(c) for c in self.grid.coordinates), 0.0)}
+
+    def exact(self, x, y, t):
+        """The closed form: the Gaussian spread to variance ``S0 + 2 D t``, with the
+        periodic images of the nearest cells."""
+        s = self.S0 + 2 * self.D * t
+        return self.S0 / s * sum(np.exp(-((x - 0.5 - i) ** 2 + (y - 0.5 - j) ** 2) / (2 * s))
+                                 for i in (-1, 0, 1) for j in (-1, 0, 1))
+
+
+def _within(rows):
+    """The fastest of ``(label, seconds, error)`` rows within :data:`DIFFUSION_TOL`."""
+    good = [r for r in rows if r[2] <= DIFFUSION_TOL]
+    return min(good, key=lambda r: r[1]) if good else None
+
+
+def diffusion(repeats, t1=1.0):
+    print(f"\n2-D diffusion of a Gaussian to t = {t1:g} against its closed form; "
+          f"tolerance {DIFFUSION_TOL:g}")
+    ours = []
+    for points in (32, 64):
+        model = Diffusion(Grid(((0.0, 1.0), (0.0, 1.0)), (points, points)))
+        final, first, warm = _best(max(repeats, 20), _difflab(model, t1, t1, 4))  # ms each
+        x, y = (np.asarray(c) for c in model.grid.coordinates)
+        error = float(np.max(np.abs(np.asarray(final["u"]) - model.exact(x, y, t1))))
+        ours.append((f"difflab etdrk4 {points}^2, 1 step", warm, error))
+        print(f"{ours[-1][0]:34} {warm:8.4f} s  error {error:.1e}   first call {first:.1f} s")
+    theirs = []
+    for points in (192,):  # 128^2 misses the tolerance (9e-5); finer grids only cost more
+        h, model = 1.0 / points, Diffusion(Grid(((0.0, 1.0), (0.0, 1.0)), (points, points)))
+        steps = int(np.ceil(t1 / (h * h / (8 * model.D))))
+        grid = _pypde_grid(points)
+        x, y = grid.cell_coords[..., 0] + 0.0, grid.cell_coords[..., 1] + 0.0
+        state = pde.ScalarField(grid, model.exact(x, y, 0.0))
+        final, cold, warm = _pypde_run(pde.DiffusionPDE(model.D, bc="periodic"), state, t1,
+                                       t1 / steps)
+        error = float(np.max(np.abs(final.data - model.exact(x, y, t1))))
+        theirs.append((f"py-pde euler {points}^2, {steps} steps", warm, error))
+        print(f"{theirs[-1][0]:34} {warm:8.4f} s  error {error:.1e}   first call {cold:.1f} s")
+    best_ours, best_theirs = _within(ours), _within(theirs)
+    if best_ours and best_theirs:
+        print(f"time to {DIFFUSION_TOL:g}: py-pde / difflab = {best_theirs[1] / best_ours[1]:.3g}"
+              f" ({best_theirs[0]} against {best_ours[0]})")
+
+
+def _seconds(repeats, run):
+    """The best of ``repeats`` calls of ``run``."""
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        run()
+        times.append(time.perf_counter() - start)
+    return min(times)
+
+
+def bandwidth(repeats, points=1024):
+    """Bytes an explicit stencil step moves (the field read, the new one written) per
+    second, against NumPy's copy of a large array."""
+    print(f"\nExplicit stencil step, {points}x{points} float64: laplace (order 2) and Euler")
+    grid = Grid(((0.0, 1.0), (0.0, 1.0)), (points, points))
+    dt = 0.2 / points**2
+    u = jnp.asarray(np.random.default_rng(0).random((points, points)))
+    moved = 2 * u.nbytes
+    big = np.random.default_rng(1).random(16 << 20)  # 128 MiB: past the caches
+    copy = np.empty_like(big)
+    bound = 2 * big.nbytes / _seconds(repeats * 3, lambda: np.copyto(copy, big))
+    field, out = np.asarray(u), np.empty(u.shape)
+    cached = moved / _seconds(repeats * 10, lambda: np.copyto(out, field))
+    print(f"numpy copy of 128 MiB: {bound / 1e9:6.2f} GB/s (the bound); of one field "
+          f"(8 MiB, in cache where it fits): {cached / 1e9:.2f} GB/s")
+
+    def interior(u):  # no wrap-around: what XLA reaches on slices alone
+        inner = u[:-2, 1:-1] + u[2:, 1:-1] + u[1:-1, :-2] + u[1:-1, 2:] - 4 * u[1:-1, 1:-1]
+        return u[1:-1, 1:-1] + dt * points**2 * inner
+
+    def periodic(u):
+        return u + dt * laplace(u, grid, order=2)
+
+    for label, step in (("difflab laplace, periodic", periodic),
+                        ("jax slices, interior only", interior)):
+        step = jax.jit(step)
+        jax.block_until_ready(step(u))
+        per = _seconds(repeats * 10, lambda step=step: jax.block_until_ready(step(u)))
+        print(f"{label:30} {per * 1e3:6.2f} ms a step, {moved / per / 1e9:6.2f} GB/s, "
+              f"{moved / per / bound:.2f} of the bound")
+    operator = _pypde_grid(points).make_operator("laplace", bc="periodic")
+
+    def pypde_step():
+        operator(field, out=out)
+        out[...] = field + dt * out
+
+    pypde_step()
+    per = _seconds(repeats * 10, pypde_step)
+    print(f"{'py-pde laplace (numba), Euler':30} {per * 1e3:6.2f} ms a step, "
+          f"{moved / per / 1e9:6.2f} GB/s, {moved / per / bound:.2f} of the bound")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--gs-points", type=int, default=128)
     parser.add_argument("--gs-t1", type=float, default=1000.0)
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--pypde-points", type=int, default=256)
+    parser.add_argument("--pypde-t1", type=float, default=100.0)
+    parser.add_argument("--sections", default="exponax,pypde,bandwidth")
     args = parser.parse_args()
-    print(f"JAX {jax.__version__} on {jax.devices()[0].platform}, exponax {ex.__version__}")
-    gray_scott(args.gs_points, args.gs_t1, args.repeats)
-    kuramoto_sivashinsky(max(args.repeats, 20))  # milliseconds each: more repeats
+    sections = args.sections.split(",")
+    print(f"JAX {jax.__version__} on {jax.devices()[0].platform}, exponax {ex.__version__}, "
+          f"py-pde {pde.__version__}")
+    if "exponax" in sections:
+        gray_scott(args.gs_points, args.gs_t1, args.repeats)
+        kuramoto_sivashinsky(max(args.repeats, 20))  # milliseconds each: more repeats
+    if "pypde" in sections:
+        pypde_gray_scott(args.pypde_points, args.pypde_t1, args.repeats)
+        diffusion(args.repeats)
+    if "bandwidth" in sections:
+        bandwidth(args.repeats)
 
 
 if __name__ == "__main__":
