@@ -1,5 +1,6 @@
 """Files: HDF5 sessions and results (h5py), CSV import and export."""
 
+from ..solvers import set_dataset_maker as _set_dataset_maker
 from ..solvers import set_sweep_output as _set_sweep_output
 from ._errors import SessionFileError as SessionFileError
 from ._export import csv_header as csv_header
@@ -33,5 +34,7 @@ from ._sweep_output import open_output as open_sweep_output
 from ._writer import SessionWriter as SessionWriter
 from ._writer import stream_session as stream_session
 from ._writer import write_session as write_session
+from ._xarray import to_dataset as _to_dataset
 
 _set_sweep_output(open_sweep_output)  # difflab.sweep(out=...) streams through this package
+_set_dataset_maker(_to_dataset)  # every result's to_xarray() reads its group as saved

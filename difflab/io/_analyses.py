@@ -201,6 +201,22 @@ def _coordinates(variables: dict, state_names) -> dict[str, Variable]:
     return coords
 
 
+AXIS_VALUES = {"point": "values", "orbit": "values", "record": "times", "crossing": "ts"}
+
+
+def _link_coordinates(variables: dict) -> None:
+    """A 1-D variable of what an axis stands for (a branch's parameter ``values``, a
+    Lyapunov history's ``times``) becomes a CF auxiliary coordinate of every variable
+    over that axis, so xarray plots them against it."""
+    for dim, axis in AXIS_VALUES.items():
+        if axis not in variables or variables[axis].dims != (dim,):
+            continue
+        for name, var in variables.items():
+            if name != axis and dim in var.dims:
+                listed = str(var.attrs.get("coordinates", "")).split()
+                var.attrs = {**var.attrs, "coordinates": " ".join([*listed, axis])}
+
+
 _STATES = ("states", "state", "ys", "final_state", "minima", "maxima", "minimum", "maximum")
 _TIMES = ("ts", "times", "periods", "period")
 _RATES = ("exponents", "error", "history", "eigenvalues_real", "eigenvalues_imag", "frequency")
@@ -262,6 +278,7 @@ def write(writer, result, name: str | None = None) -> str:
         extra.update(a)
     variables = _fitted(variables)
     _add_units(variables, result)
+    _link_coordinates(variables)
     variables = {**_coordinates(variables, result.state_names), **variables}
     attrs = writer.result_attrs(model=record, extra={**extra, "complete": 1})
     parent = writer.file.get(ANALYSES)

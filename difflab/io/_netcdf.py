@@ -217,6 +217,8 @@ def add_coordinate(group, name: str, values, attrs=None):
     """A coordinate variable (a new dimension with its values) added to a group already
     written, numbered as :func:`write_group` numbers its dimensions."""
     var = Variable((name,), np.asarray(values), dict(attrs or {}))
+    if numeric_dtype(var.data).kind in "iu" and "units" not in var.attrs:
+        var.attrs["units"] = "1"  # an index: a pure number
     dataset = write_variable(group, name, var)
     dataset.make_scale(name)
     dataset.attrs["_Netcdf4Dimid"] = np.int32(dimension_ids(group, 1)[0])
@@ -245,15 +247,65 @@ def _share_units(variables: dict[str, Variable]) -> None:
             variables[name].attrs = {**variables[name].attrs, **known}
 
 
+def label_name(dim: str) -> str:
+    """The variable holding the text labels of dimension ``dim`` (``state`` -> ``state_name``)."""
+    return f"{dim}_name"
+
+
+def _with_coordinates(attrs: dict, names: list[str]) -> dict:
+    """``attrs`` with ``names`` added to its CF ``coordinates`` list (once each)."""
+    listed = str(attrs.get("coordinates", "")).split()
+    listed += [n for n in names if n not in listed]
+    return {**attrs, "coordinates": " ".join(listed)}
+
+
+def index_labels(variables: dict[str, Variable], labelled=()) -> dict[str, Variable]:
+    """Text coordinates as a numeric index and a label variable.
+
+    A text coordinate ``state`` becomes ``state`` = 0, 1, ... (numeric, so plotting along it
+    works) and ``state_name`` (state) holding the names, listed in the CF ``coordinates``
+    attribute of every variable over ``state`` (xarray makes it a coordinate).
+    ``labelled``: dimensions already written so (variables added to a written group).
+    """
+    text = [n for n, v in variables.items() if is_coordinate(n, v) and not isinstance(
+        v.data, Empty) and numeric_dtype(_prepared(v.data)) is None]
+    text += [d for d in labelled if d not in text]
+    out = {}
+    for name, var in variables.items():
+        if name in text:
+            out[name] = Variable((name,), np.arange(len(var.data), dtype=np.int64),
+                                 {"long_name": f"{var.attrs.get('long_name', name)} index"})
+            out[label_name(name)] = Variable((name,), var.data, dict(var.attrs))
+            continue
+        over = [label_name(d) for d in var.dims if d in text]
+        out[name] = Variable(var.dims, var.data, _with_coordinates(var.attrs, over)
+                             if over else var.attrs)
+    return out
+
+
+def _counted(variables: dict[str, Variable]) -> dict[str, Variable]:
+    """Integer coordinates (indices, counts: ``point``, ``state``, ``step``) are pure
+    numbers: CF ``units = "1"`` where none is given."""
+    for name, var in variables.items():
+        dtype = numeric_dtype(_prepared(var.data))
+        if is_coordinate(name, var) and dtype is not None and dtype.kind in "iu" and (
+                "units" not in var.attrs):
+            var.attrs = {**var.attrs, "units": "1"}
+    return variables
+
+
 def write_group(group, variables: dict[str, Variable], *, compress=False, unlimited=(),
                 fillvalues=None, along=None) -> None:
     """Write ``variables`` into ``group``: coordinates (scales) first, then the rest.
 
     ``unlimited`` names dimensions that may grow; ``fillvalues`` maps variable names to
     HDF5 fill values; ``along`` is the block size a streamed writer uses on axis 0.
+    Text coordinates are written as an index and labels (:func:`index_labels`).
     """
     fillvalues = fillvalues or {}
     _share_units(variables)
+    variables = _counted(index_labels(variables, [d for d in ("state", "parameter")
+                                                  if label_name(d) in group]))
     order = sorted(variables, key=lambda n: not is_coordinate(n, variables[n]))
     for name in order:
         var = variables[name]

@@ -20,6 +20,7 @@ from ..solvers import (
     key_from_record,
 )
 from ._run_events import events_from
+from ._sweep_grid import flat
 
 DEFAULTS = SolveSettings.DEFAULTS  # for settings that files written earlier lack
 
@@ -112,12 +113,19 @@ def _space(stored) -> Space:
 
 
 def _observables(variables) -> dict:
-    """The observables: ``(point)`` variables, and ``(point, <name>_index)`` ones that
-    keep a vector per point."""
-    return {n: var.data for n, var in variables.items()
-            if (var.dims == ("point",) and n not in ("point", "result", "steps"))
-            or (len(var.dims) == 2 and var.dims[0] == "point"
-                and "difflab_observable" in var.attrs)}
+    """The observables, ``(point)`` or ``(point, k)``: stored over ``point`` or over a
+    grid's axes, then ``<name>_index`` for one keeping a vector per point."""
+    n_points = variables["result"].shape[0]
+    swept = str(variables["result"].attrs.get("coordinates", "")).split()  # not observables
+    out = {}
+    for n, var in variables.items():
+        if var.dims == ("point",) and n not in ("point", "result", "steps", *swept):
+            out[n] = var.data  # files written before observables knew their spec
+        elif "difflab_observable" in var.attrs and var.dims[0] == "point":
+            out[n] = var.data
+        elif "difflab_observable" in var.attrs:  # on a grid's axes: read now (small)
+            out[n] = flat(var.data, n_points, var.dims[-1] == f"{n}_index")
+    return out
 
 
 def _observable_specs(variables) -> dict:

@@ -73,7 +73,7 @@ def read_observations_h5(path: str | os.PathLike, *, group: str | None = None,
         time_key = next((k for k in Observations.TIME_NAMES if k in g), None)
         if time_key is None or "y" not in g or "state" not in g:
             raise ValueError(f"{os.fspath(path)}:{g.name} has no time, state and y datasets")
-        names = [s.decode() if isinstance(s, bytes) else str(s) for s in labels(g["state"][()])]
+        names = [s.decode() if isinstance(s, bytes) else str(s) for s in labels(g["state_name" if "state_name" in g else "state"][()])]
         y = np.asarray(g["y"][()], dtype=np.float64)
         sigma = np.asarray(g["sigma"][()], dtype=np.float64) if "sigma" in g else None
         t = np.asarray(g[time_key][()], dtype=np.float64)

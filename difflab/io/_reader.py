@@ -13,7 +13,7 @@ import numpy as np
 from . import _analyses, _fields, _h5, _sandbox, _upgrade
 from ._errors import SessionFileError
 from ._models import ModelRecord, check_static
-from ._netcdf import Variable, labels
+from ._netcdf import Variable, label_name, labels
 from ._schema import (
     ANALYSES,
     DATA_SPEC,
@@ -210,9 +210,18 @@ class _Reader:
         for name, kind in all_coords.items():
             if name not in coords and self._get(group, name) is None:
                 continue
-            ds = self.dataset(group, name, where, kind, ndim=None if kind == "s" else 1)
-            data = self.strings(ds, where) if kind == "s" else self.lazy(ds)
-            variables[name] = Variable((name,), data, self.attrs(ds, f"{where}/{name}"))
+            if kind == "s" and self._get(group, label_name(name)) is not None:
+                name_ds = self.dataset(group, label_name(name), where, "s")
+                ds = self.dataset(group, name, where, "i", ndim=1)
+                data = self.strings(name_ds, where)  # labels beside an index (schema 3)
+                attrs = self.attrs(name_ds, f"{where}/{label_name(name)}")
+            else:
+                ds = self.dataset(group, name, where, kind, ndim=None if kind == "s" else 1)
+                data = self.strings(ds, where) if kind == "s" else self.lazy(ds)
+                attrs = self.attrs(ds, f"{where}/{name}")
+            if len(data) != ds.shape[0]:
+                self.fail(where, f"{name!r} has {ds.shape[0]} entries and {len(data)} labels")
+            variables[name] = Variable((name,), data, attrs)
             sizes[name] = ds.shape[0]
         for name, (dims, kind) in {**required, **optional}.items():
             if name not in required and self._get(group, name) is None:
@@ -231,12 +240,12 @@ class _Reader:
         return variables
 
     def _extra_coordinates(self, group, variables, sizes, where):
-        """Other integer coordinates (a vector observable's ``<name>_index``): 1-D
-        dimension scales named like themselves."""
+        """Other coordinates (a vector observable's ``<name>_index``, a grid sweep's axes):
+        1-D numeric dimension scales named like themselves."""
         for name, ds in self.members(group, where, dataset=True).items():
             if name not in variables and ds.ndim == 1 and ds.is_scale and _h5.text(
-                    ds.attrs.get("NAME")) == name and self._kind(ds.dtype) in ("i", "u"):
-                ds = self.dataset(group, name, where, "i", ndim=1)
+                    ds.attrs.get("NAME")) == name and self._kind(ds.dtype) in ("i", "u", "f"):
+                ds = self.dataset(group, name, where, "f", ndim=1)
                 variables[name] = Variable((name,), self.lazy(ds), self.attrs(ds, f"{where}/{name}"))
                 sizes[name] = ds.shape[0]
 

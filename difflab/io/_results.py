@@ -4,7 +4,7 @@
 import numpy as np
 
 from ..solvers import FitResult, Sensitivity, SweepResult, Trajectory
-from . import _analyses, _h5, _netcdf, _sweep_store
+from . import _analyses, _h5, _netcdf, _sweep_grid, _sweep_store
 from ._save import save_session
 from ._session import Session
 from ._sweep_output import KEY_SCHEME
@@ -79,7 +79,8 @@ def _save_sweep(session, result, name) -> str:
     _h5.set_attrs(writer.group, record.attrs)
     _sweep_store.add_observables(writer.group, record)
     for observable, values in result.observables.items():
-        writer.group[observable][:] = np.asarray(values)
+        _sweep_grid.write_points(writer.group[observable], 0, np.asarray(values),
+                                 np.ndim(values) == 2)
     codes = np.asarray(result.result)
     if np.all(codes != NOT_RUN):
         writer.write_chunk(0, ys=np.asarray(result.y), result=codes, steps=result.steps)

@@ -2,7 +2,7 @@
 
 import re
 
-SCHEMA_VERSION = 2  # 2: labels as netCDF char arrays (1: 1-D strings, still read)
+SCHEMA_VERSION = 3  # 3: numeric index + `<dim>_name` labels, CF names; 2 and 1 still read
 FORMAT = "difflab-session"
 KINDS = {"runs": "run", "sweeps": "sweep", "fits": "fit", "sensitivities": "sensitivity"}
 ANALYSES = "analyses"  # a group files written before analyses were stored lack

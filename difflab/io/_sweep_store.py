@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from . import _h5, _netcdf
+from . import _h5, _netcdf, _sweep_grid
 from ._errors import SessionFileError
 from ._lock import real_path, writing
 from ._netcdf import Empty, Variable
@@ -162,7 +162,13 @@ def read_rows(path, name: str, start: int, stop: int, observables) -> dict:
 def _rows(group, start: int, stop: int, observables) -> dict:
     return {"y": group["y"][start:stop], "result": group["result"][start:stop].astype(np.int32),
             "steps": group["steps"][start:stop],
-            "observables": {n: group[n][start:stop] for n in observables}}
+            "observables": {n: _sweep_grid.read_points(group[n], start, stop, _vector(group, n))
+                            for n in observables}}
+
+
+def _vector(group, name: str) -> bool:
+    """Whether observable ``name`` keeps a vector per point (its ``<name>_index`` axis)."""
+    return index_dimension(name) in group
 
 
 def index_dimension(observable: str) -> str:
@@ -171,16 +177,22 @@ def index_dimension(observable: str) -> str:
     return f"{observable}_index"
 
 
-def observable_variables(record: SweepRecord) -> dict[str, Variable]:
-    """The empty variable of each observable: ``(point)``, or ``(point, <name>_index)``
-    for one keeping ``k`` values per point."""
+def observable_variables(record: SweepRecord, grid: bool = True) -> dict[str, Variable]:
+    """The empty variable of each observable: over ``point`` or, for a grid sweep (and
+    ``grid``), the grid's axes; then ``<name>_index`` for one keeping ``k`` values per point."""
+    axes = _sweep_grid.axes(record) if grid else None
+    dims = tuple(axes) if axes else ("point",)
+    along = _sweep_grid.point_coordinates(record) if grid and not axes else {}
+    listed = {"coordinates": " ".join(along)} if along else {}
+    shape = tuple(len(v.data) for v in axes.values()) if axes else (record.n_points,)
     out = {}
     for name, how in record.observables.items():
         k = record.observable_sizes.get(name)
-        dims, shape = (("point",), (record.n_points,)) if k is None else (
-            ("point", index_dimension(name)), (record.n_points, k))
-        out[name] = Variable(dims, Empty(shape, np.float64),
-                             {"long_name": f"observable {name}", "difflab_observable": how})
+        extra = () if k is None else (index_dimension(name),)
+        units = _sweep_grid.observable_units(how, record.model, record.state_names)
+        out[name] = Variable(dims + extra, Empty(shape + ((k,) if extra else ()), np.float64),
+                             {"long_name": f"observable {name}", "difflab_observable": how,
+                              **units, **listed})
     return out
 
 
@@ -192,7 +204,16 @@ def add_indices(group, record: SweepRecord) -> None:
 
 
 def add_observables(group, record: SweepRecord) -> None:
+    """The observables' variables, on the grid's axes (coordinates added) for a grid."""
     add_indices(group, record)
+    for name, axis in (_sweep_grid.axes(record) or {}).items():
+        _netcdf.add_coordinate(group, name, axis.data, axis.attrs)
+    along = _sweep_grid.point_coordinates(record)
+    for name, var in along.items():
+        _netcdf.write_variable(group, name, var)
+        _netcdf.attach(group, name, var)
+    for name in ("result", "steps") if along else ():
+        group[name].attrs["coordinates"] = " ".join(along)
     for name, var in observable_variables(record).items():
         _netcdf.write_variable(group, name, var, fillvalue=np.nan, along=record.chunk_size)
         _netcdf.attach(group, name, var)
@@ -242,7 +263,8 @@ class SweepStore:
         sl = self.writer.points(chunk)
         with out_of_space(self.path, KEPT):
             for name, values in observables.items():
-                self.writer.group[name][sl] = values
+                _sweep_grid.write_points(self.writer.group[name], sl.start, values,
+                                         _vector(self.writer.group, name))
             self.writer.write_chunk(chunk, ys=y, result=result, steps=steps)
 
     def read(self, start: int, stop: int) -> dict:
@@ -311,7 +333,7 @@ def write_index(path, record: SweepRecord, name: str, shards: list[tuple[str, in
                                  np.asarray(record.time), tuple(record.state_names), -(-n // cs),
                                  np.float64, record.y0)
     virtual = {k: variables.pop(k) for k in ("y", "result", "steps", "chunk_done")}
-    virtual.update(observable_variables(record))
+    virtual.update(observable_variables(record, grid=False))  # a view of shards: by point
     with _edit(path, command_line) as session:
         if name in session.file["sweeps"]:
             del session.file["sweeps"][name]
@@ -384,6 +406,7 @@ def _copy_shard(writer, source, first, count, record) -> None:
         rows = writer.points(chunk)
         local = slice(rows.start - first, rows.stop - first)
         for obs in record.observables:
-            writer.group[obs][rows] = source[obs][local]
+            _sweep_grid.write_points(writer.group[obs], rows.start, source[obs][local],
+                                     _vector(writer.group, obs))
         writer.write_chunk(chunk, ys=source["y"][local], result=source["result"][local],
                            steps=source["steps"][local])

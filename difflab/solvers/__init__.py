@@ -83,6 +83,7 @@ from ._sweeps import latin_hypercube as latin_hypercube
 from ._sweeps import parse_size as parse_size
 from ._sweeps import resolve_observables as resolve_observables
 from ._sweeps import set_sweep_output as set_sweep_output
+from ._datasets import set_dataset_maker as set_dataset_maker
 from ._sweeps import sobol as sobol
 from ._sweeps import sweep as sweep
 from ._sweeps import uniform as uniform

@@ -15,6 +15,7 @@ import numpy as np
 
 from ..models import Model
 from ._auto_step import auto_step
+from ._datasets import to_dataset
 from ._result import Result, message
 from ._settings import SolveSettings, solve_arguments
 from ._simulate import Trajectory, simulate
@@ -67,6 +68,11 @@ class Sensitivity:
     @property
     def message(self) -> str:
         return message(self.result)
+
+    def to_xarray(self):
+        """This result as an ``xarray.Dataset``: the variables, coordinates and attributes
+        of its group in a session file (``docs/hdf5-schema.md``)."""
+        return to_dataset(self)
 
 
 def _index(names, name, kind) -> int:

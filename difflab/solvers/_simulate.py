@@ -11,6 +11,7 @@ import numpy as np
 
 from ..models import AbstractFieldModel, Model
 from ._auto_step import choose
+from ._datasets import to_dataset
 from ._events import Events, overflow_message, resolve_events
 from ._failures import error_if_failed, explain
 from ._field_runs import FieldTrajectory, simulate_field_model
@@ -125,6 +126,11 @@ class Trajectory(eqx.Module):
     def final(self) -> jax.Array:
         """The last saved state."""
         return self.ys[..., -1, :]
+
+    def to_xarray(self):
+        """This result as an ``xarray.Dataset``: the variables, coordinates and attributes
+        of its group in a session file (``docs/hdf5-schema.md``)."""
+        return to_dataset(self)
 
 
 def model_of(made_with, given=None):

@@ -257,7 +257,7 @@ def _xr(path, group, engine="h5netcdf"):
 def test_xarray_reads_the_groups(results, path, engine):
     branch, found = results["branch"], results["equilibria"]
     with _xr(path, "analyses/branch", engine) as ds:
-        assert ds["states"].dims == ("point", "state") and list(ds["state"].values) == list("xyz")
+        assert ds["states"].dims == ("point", "state") and list(ds["state_name"].values) == list("xyz")
         np.testing.assert_array_equal(ds["values"].values, branch.values)
         np.testing.assert_array_equal(ds["eigenvalues_real"] + 1j * ds["eigenvalues_imag"],
                                       branch.eigenvalues)

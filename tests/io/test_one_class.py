@@ -31,7 +31,8 @@ def test_a_sweep_result_is_saved_whole_and_read_back_as_a_sweep_result(tmp_path)
     assert back.rerun(5).ys[-1].tolist() == pytest.approx(made.final[5].tolist(), abs=1e-12)
     for engine in ("h5netcdf", "netcdf4"):  # an ordinary netCDF group, for every reader
         with xr.open_dataset(path, group="sweeps/scan", engine=engine) as ds:
-            np.testing.assert_array_equal(ds["max_x"].values, made.observables["max_x"])
+            assert ds["max_x"].dims == tuple(made.space.names)  # on the grid's axes
+            np.testing.assert_array_equal(ds["max_x"].values.ravel(), made.observables["max_x"])
 
 
 def test_a_sweep_stopped_by_its_progress_keeps_what_it_ran_and_saves_as_incomplete(tmp_path):

@@ -20,7 +20,7 @@ def _equal(a, b):
 
 def test_open_finds_every_result_with_its_model_and_settings(built):
     s = dl.open(built["path"])
-    assert s.schema_version == dl.io.SCHEMA_VERSION == 2
+    assert s.schema_version == dl.io.SCHEMA_VERSION == 3
     assert [len(s.runs), len(s.sweeps), len(s.fits), len(s.sensitivities)] == [4, 1, 1, 1]
     run = s.runs["run0"]
     assert isinstance(run, dl.Trajectory) and run.name == "run0"
@@ -259,7 +259,7 @@ def test_version_0_files_are_upgraded_on_open(tmp_path):
     _equal(old.runs[0].rerun().ys, traj.ys)
     dl.io.save(tmp_path / "new.h5", old)
     new = dl.open(tmp_path / "new.h5")
-    assert new.schema_version == 2
+    assert new.schema_version == 3
     assert new.stored("runs", new.runs[0].name).model.parameters["rho"] == 20.0
     assert float(new.runs[0].model.rho) == 20.0
     _equal(new.runs[0].ys, traj.ys)
@@ -271,11 +271,11 @@ def test_difflab_open_summarises_the_file_for_people_and_machines(built, capsys)
 
     assert main(["open", str(built["path"])]) == 0
     out = capsys.readouterr().out
-    assert "schema version 2" in out and "runs (4):" in out and "sweeps (1):" in out
+    assert "schema version 3" in out and "runs (4):" in out and "sweeps (1):" in out
     assert "chunks 3/3 done" in out and "user Decay" in out and "pytest session" in out
     assert main(["open", str(built["path"]), "--json"]) == 0
     summary = json.loads(capsys.readouterr().out)
-    assert summary["schema_version"] == 2 and [r["name"] for r in summary["runs"]] == [
+    assert summary["schema_version"] == 3 and [r["name"] for r in summary["runs"]] == [
         "run0", "run1", "hybrid", "user"]
     assert summary["sweeps"][0]["dims"] == {"time": N_SAVE, "state": 3, "point": 8,
                                             "parameter": 2, "chunk": 3}
@@ -324,4 +324,5 @@ def test_a_sweep_of_initial_states_only_is_written_read_and_rerun(tmp_path):
     assert isinstance(stored, dl.SweepResult) and stored.space.shape == (3,)
     np.testing.assert_array_equal(np.asarray(stored.y), res.y)
     np.testing.assert_array_equal(np.asarray(stored.rerun(2).ys), res.y[2])
-    assert stored.to_xarray()["y"].dims == ("y0.x", "time", "state")
+    ds = stored.to_xarray()  # the grid's axis y0.x, a CF name: y0_x
+    assert ds["y"].dims == ("point", "time", "state") and list(ds["y0_x"].values) == [1, 2, 3]

@@ -47,8 +47,9 @@ def test_a_sweep_file_follows_the_session_schema(tmp_path):
     np.testing.assert_array_equal(np.asarray(stored.y), res.ys)
     np.testing.assert_array_equal(np.asarray(stored.result), res.result)
     ds = xr.open_dataset(out, engine="h5netcdf", group="sweeps/sweep0")
-    assert ds["y"].dims == ("point", "time", "state") and list(ds["state"].values) == list("xyz")
-    np.testing.assert_array_equal(ds["x_max"].values, res.observables["x_max"])
+    assert ds["y"].dims == ("point", "time", "state") and list(ds["state_name"].values) == list("xyz")
+    assert ds["x_max"].dims == ("rho", "y0_x")  # a grid: on its axes, y0.x named y0_x
+    np.testing.assert_array_equal(ds["x_max"].values.ravel(), res.observables["x_max"])
     np.testing.assert_array_equal(ds["y0"].values[:, 0], SPACE["y0.x"])
     np.testing.assert_array_equal(ds["parameters"].values[:, 0], SPACE["rho"])
     assert ds["time"].attrs["units"] and ds["result"].attrs["flag_meanings"].startswith("not_run")

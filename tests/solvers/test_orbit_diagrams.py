@@ -195,12 +195,13 @@ def test_vector_observables_are_streamed_resumed_and_read_back(tmp_path):
     assert stored.observable_specs["zmax"] == "maxima(z, after=1, k=8)"
     with h5py.File(out, "r") as f:
         group = f["sweeps/sweep0"]
-        assert group["zmax"].chunks[1] == 8 and list(group["zmax_index"][:]) == list(range(8))
-        assert group["x_max"].ndim == 1 and "x_max_index" not in group  # a number: as before
+        assert group["zmax"].chunks[-1] == 8 and list(group["zmax_index"][:]) == list(range(8))
+        assert group["x_max"].ndim == 2 and "x_max_index" not in group  # a number per point
     for engine in ("h5netcdf", "netcdf4"):
         with xr.open_dataset(out, engine=engine, group="sweeps/sweep0") as ds:
-            assert ds["zmax"].dims == ("point", "zmax_index") and ds["x_max"].dims == ("point",)
-            np.testing.assert_array_equal(ds["xs"].values, whole.observables["xs"])
+            assert ds["zmax"].dims == ("rho", "sigma", "zmax_index")  # on the grid's axes
+            assert ds["x_max"].dims == ("rho", "sigma")
+            np.testing.assert_array_equal(ds["xs"].values.reshape(12, -1), whole.observables["xs"])
     grid = stored.to_xarray()
     assert grid["zmax"].dims == ("rho", "sigma", "zmax_index")
     np.testing.assert_array_equal(grid["zmax"].values, whole.observables["zmax"].reshape(6, 2, 8))
@@ -260,7 +261,7 @@ def test_the_command_line_sweeps_an_orbit_diagram(tmp_path):
     out = tmp_path / "orbit.h5"
     assert main(["sweep", str(config), "--out", str(out)]) == 0
     with xr.open_dataset(out, engine="h5netcdf", group="sweeps/sweep0") as ds:
-        assert ds["peaks"].dims == ("point", "peaks_index") and ds["peaks"].shape == (2, 16)
+        assert ds["peaks"].dims == ("c", "peaks_index") and ds["peaks"].shape == (2, 16)
         assert [_distinct(v) for v in ds["peaks"].values] == [1, 2]
         assert np.abs(ds["lambda1"].values).max() < 0.03  # two cycles
 

@@ -64,7 +64,7 @@ def test_sensitivities_are_saved_with_the_run(tmp_path, lv_sensitivity):
         np.testing.assert_allclose(group["dy_dp"][()], lv_sensitivity.raw)
         np.testing.assert_allclose(group["dy_dp_normalized"][()], lv_sensitivity.normalized)
         # names are netCDF char arrays: one row of one-byte strings each
-        assert [b"".join(p).decode() for p in group["parameter"][()]] == ["alpha", "beta", "prey0"]
+        assert [b"".join(p).decode() for p in group["parameter_name"][()]] == ["alpha", "beta", "prey0"]
         assert group.attrs["method"] in ("forward", b"forward")
 
 

@@ -22,6 +22,7 @@ import jax.numpy as jnp
 import numpy as np
 import optimistix as optx
 
+from .._datasets import to_dataset
 from .arclength import check_range, joined, sign_changes, trace
 from .curves import bifurcation_curve, checked_point
 from .equilibria import _starts, default_box, eigenvalues, roots_from
@@ -87,6 +88,11 @@ class Continuation(eqx.Module):
     def to_json(self) -> str:
         """:meth:`to_dict` as a JSON string."""
         return json.dumps(self.to_dict())
+
+    def to_xarray(self):
+        """This result as an ``xarray.Dataset``: the variables, coordinates and attributes
+        of its group in a session file (``docs/hdf5-schema.md``)."""
+        return to_dataset(self)
 
 
 def _field(model, param, t):

@@ -18,6 +18,7 @@ import equinox as eqx
 import jax.numpy as jnp
 import numpy as np
 
+from .._datasets import to_dataset
 from .arclength import bisect, check_range, flipped, joined, sign_changes, trace
 from .defining import CurveSystem, CurveTracer, adjugate, start_unknowns
 from .hopf import first_lyapunov_coefficient
@@ -78,6 +79,11 @@ class BifurcationCurve(eqx.Module):
     def to_json(self) -> str:
         """:meth:`to_dict` as a JSON string."""
         return json.dumps(self.to_dict())
+
+    def to_xarray(self):
+        """This result as an ``xarray.Dataset``: the variables, coordinates and attributes
+        of its group in a session file (``docs/hdf5-schema.md``)."""
+        return to_dataset(self)
 
 
 def _fold_tests(n):

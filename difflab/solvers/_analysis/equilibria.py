@@ -13,6 +13,7 @@ import jax.numpy as jnp
 import numpy as np
 import optimistix as optx
 
+from .._datasets import to_dataset
 from .._resources import check_memory
 from .traced import untraced
 
@@ -87,6 +88,11 @@ class Equilibria(eqx.Module):
     def to_json(self) -> str:
         """:meth:`to_dict` as a JSON string."""
         return json.dumps(self.to_dict())
+
+    def to_xarray(self):
+        """This result as an ``xarray.Dataset``: the variables, coordinates and attributes
+        of its group in a session file (``docs/hdf5-schema.md``)."""
+        return to_dataset(self)
 
 
 def default_box(model) -> tuple[tuple[float, float], ...]:

@@ -15,6 +15,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from .._datasets import to_dataset
 from .._resources import check_memory, check_step_count
 from .traced import untraced
 
@@ -52,6 +53,11 @@ class LyapunovSpectrum(eqx.Module):
         if j == 0 or j == len(sums):
             return float(j)
         return j + float(sums[j - 1] / abs(self.exponents[j]))
+
+    def to_xarray(self):
+        """This result as an ``xarray.Dataset``: the variables, coordinates and attributes
+        of its group in a session file (``docs/hdf5-schema.md``)."""
+        return to_dataset(self)
 
 
 def _rk4(f, t, y, dt):

@@ -20,6 +20,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from .._datasets import to_dataset
 from .._resources import check_memory, check_step_count
 from .continuation import SpecialPoint
 from .equilibria import jacobian
@@ -99,6 +100,11 @@ class PeriodicOrbits(eqx.Module):
     def to_json(self) -> str:
         """:meth:`to_dict` as a JSON string."""
         return json.dumps(self.to_dict())
+
+    def to_xarray(self):
+        """This result as an ``xarray.Dataset``: the variables, coordinates and attributes
+        of its group in a session file (``docs/hdf5-schema.md``)."""
+        return to_dataset(self)
 
 
 def _rotated(q) -> np.ndarray:

@@ -10,6 +10,7 @@ import json
 import equinox as eqx
 import numpy as np
 
+from .._datasets import to_dataset
 from .._events import Event, StateLevel
 from .._simulate import simulate
 
@@ -53,6 +54,11 @@ class Poincare(eqx.Module):
     def to_json(self) -> str:
         """:meth:`to_dict` as a JSON string."""
         return json.dumps(self.to_dict())
+
+    def to_xarray(self):
+        """This result as an ``xarray.Dataset``: the variables, coordinates and attributes
+        of its group in a session file (``docs/hdf5-schema.md``)."""
+        return to_dataset(self)
 
 
 def section_event(model, section, value: float, direction: int, max_crossings: int) -> Event:

@@ -18,6 +18,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .. import _sharding
+from .._datasets import to_dataset
 from .._result import Result
 from .._settings import DEFAULTS, SolveSettings, solve_arguments
 from .._simulate import simulate
@@ -156,6 +157,11 @@ class FitResult:
     def __repr__(self) -> str:
         return f"<FitResult {self.method}: {self.message}; " + ", ".join(
             f"{n}={self.params[n]:.4g}+/-{self.stderr[n]:.2g}" for n in self.names) + ">"
+
+    def to_xarray(self):
+        """This result as an ``xarray.Dataset``: the variables, coordinates and attributes
+        of its group in a session file (``docs/hdf5-schema.md``)."""
+        return to_dataset(self)
 
 
 @dataclasses.dataclass(frozen=True, eq=False)

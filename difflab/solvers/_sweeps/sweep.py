@@ -18,6 +18,7 @@ import numpy as np
 from jax.experimental import multihost_utils
 
 from ...models import AbstractFieldModel
+from .._datasets import to_dataset
 from .._field_sweeps import sweep_fields
 from .._result import Result, message
 from .._simulate import model_of, simulate
@@ -139,12 +140,11 @@ class SweepResult:
         return self.space.reshape(values)
 
     def to_xarray(self):
-        """The results as an ``xarray.Dataset``: over the grid's axes (dims such as ``rho``,
-        ``sigma``, ``time``, ``state``) for a :func:`difflab.grid` space, else over
-        ``point`` with the swept columns as coordinates."""
-        from .datasets import result_dataset
-
-        return result_dataset(self)
+        """The results as an ``xarray.Dataset``, as the sweep's group in a session file
+        reads: trajectories over ``point``; observables over the grid's axes (dims such as
+        ``rho``, ``sigma``, coordinates with units) for a :func:`difflab.grid` space, else
+        over ``point``, the swept values in ``parameters``."""
+        return to_dataset(self)
 
     def summary(self) -> dict:
         """Counts (``failed``, ``failures`` by kind) and timings, JSON-serialisable."""
