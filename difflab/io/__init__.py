@@ -7,11 +7,11 @@ from ._export import csv_header as csv_header
 from ._export import export_csv as export_csv
 from ._export import export_npz as export_npz
 from ._export import save_run as save_run
+from ._field_files import field_writer as field_writer
+from ._field_files import read_fields as read_fields
+from ._field_files import save_fields as save_fields
 from ._fields import FieldWriter as FieldWriter
 from ._fields import add_fields as add_fields
-from ._fields import field_writer as field_writer
-from ._fields import read_fields as read_fields
-from ._fields import save_fields as save_fields
 from ._h5 import recover as recover
 from ._lock import writing as writing
 from ._models import ModelRecord as ModelRecord
