@@ -8,15 +8,14 @@ it on reading. ``time`` is unlimited and frames are appended as they are compute
 HDF5 chunk per frame (or per part of a large frame), so no run is held whole in memory.
 """
 
-import contextlib
 import dataclasses
 import math
 
 import numpy as np
 
+from .._version import __version__
 from ..models import Dirichlet, Grid, Neumann, Periodic, Robin
 from ..solvers import FieldTrajectory, Result
-from .._version import __version__
 from . import _h5, _models
 from ._models import ModelRecord
 from ._netcdf import Empty, Variable, time_attrs, unit_attrs
@@ -229,36 +228,6 @@ def add_fields(session, traj, model, *, name=None, settings=None, key=None) -> s
     return writer.name
 
 
-def save_fields(path, traj, model=None, *, name=None, settings=None, overwrite=False,
-                compress=False) -> str:
-    """Add a field run (``traj`` of :func:`difflab.solvers.simulate_fields`, computed with
-    ``model``) to a session file, atomically; returns its name in ``/runs``."""
-    from ._writer import write_session
-
-    model = getattr(traj, "model", None) if model is None else model
-    if model is None:
-        raise ValueError("this field run does not know its model: pass model=")
-    with write_session(path, overwrite=overwrite, compress=compress) as session:
-        return add_fields(session, traj, model, name=name, settings=settings)
-
-
-@contextlib.contextmanager
-def field_writer(path, model, *, grid=None, name=None, settings=None, overwrite=False,
-                 compress=False, command_line=None):
-    """Stream a field run into ``path`` in place: yields a :class:`FieldWriter`; readers
-    may open the file while frames are appended (SWMR). The run is ``complete`` once the
-    block ends without an error."""
-    from ._writer import stream_session
-
-    with stream_session(path, overwrite=overwrite, compress=compress,
-                        command_line=command_line) as session:
-        writer = FieldWriter.create(session, model=model, grid=grid, name=name,
-                                    settings=settings)
-        session.start_swmr()
-        yield writer
-        writer.finish()
-
-
 # -- reading -----------------------------------------------------------------------------
 
 
@@ -295,20 +264,6 @@ def field_trajectory(stored) -> FieldTrajectory:
     result = Result(int(stored.attrs.get("result", 0)))
     return FieldTrajectory(np.asarray(stored.variables["time"].data),
                            {n: stored.variables[n].data for n in names}, grid, solver, result)
-
-
-def read_fields(path, name: str | None = None) -> FieldTrajectory:
-    """The field run ``name`` (default: the first) of a session file, with its grid."""
-    from ._reader import open_session
-
-    session = open_session(path)
-    stored = [s for s in session.stored("runs") if is_field_run(s.attrs)]
-    if name is not None:
-        stored = [s for s in stored if s.name == name]
-    if not stored:
-        which = f"named {name!r}" if name else "at all"
-        raise KeyError(f"{path} holds no field run {which}")
-    return field_trajectory(stored[0])
 
 
 def _sides(pair) -> str:

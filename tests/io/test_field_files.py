@@ -49,7 +49,7 @@ def gray_scott(tmp_path_factory):
     model = dl.models.GrayScott(grid=GRID)
     traj = dl.solvers.simulate_fields(model, 20.0, dt=1.0, frames=5)
     path = tmp_path_factory.mktemp("fields") / "gs.h5"
-    name = dl.io.save_fields(path, traj, model, name="gs", settings=dict(dt=1.0))
+    name = dl.io.save_fields(path, traj, model, name="gs", settings={"dt": 1.0})
     assert name == "gs"
     return path, traj, model
 
