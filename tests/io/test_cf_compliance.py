@@ -1,0 +1,90 @@
+"""Every kind of result group, exported to a flat netCDF file, passes the CF checker.
+
+The checker (``cfchecker``, with UDUNITS-2) is independent of DiffLab: it reads the file
+with netCDF-C and checks names, units and coordinates against the CF conventions. It
+knows CF versions up to 1.8, so the exported copy is checked as CF-1.8 (the files use
+nothing newer). Our files use no ``standard_name``, so the checker is given empty
+standard-name, area-type and region tables instead of fetching them from the web.
+"""
+
+import jax.numpy as jnp
+import numpy as np
+import pytest
+import xarray as xr
+
+import difflab as dl
+
+try:
+    from cfchecker import cfchecks
+except (ImportError, OSError) as error:  # cfunits raises FileNotFoundError without UDUNITS-2
+    pytest.skip(f"the CF checker cannot be imported: {error}", allow_module_level=True)
+
+TABLES = {
+    "sn.xml": "<standard_name_table><version_number>1</version_number><last_modified>"
+              "2024-01-01T00:00:00Z</last_modified></standard_name_table>",
+    "area.xml": "<area_type_table><version_number>1</version_number><date>2024-01-01</date>"
+                "</area_type_table>",
+    "region.xml": "<standard_region_list><version_number>1</version_number><date>2024-01-01"
+                  "</date></standard_region_list>",
+}
+
+
+def _results():
+    """One small result of each kind, by the group it is saved to."""
+    lorenz = dl.models.get("lorenz")()
+    short = dict(dt=1e-2, solver="rk4")
+    run = dl.simulate(lorenz, 1.0, **short)
+    events = dl.simulate(lorenz, 1.0, events=(dl.Event("x", name="x_zero"),), **short)
+    grid = dl.sweep(lorenz, dl.grid(rho=jnp.linspace(10, 30, 3), sigma=jnp.linspace(8, 12, 2)),
+                    t1=0.5, observables={"x_max": "max(x)", "x_peaks": "maxima(x, k=2)"},
+                    **short)
+    sample = dl.sweep(lorenz, {"rho": jnp.linspace(10, 30, 4)}, t1=0.5,
+                      observables={"x_final": "final(x)"}, **short)
+    truth = dl.simulate(lorenz, 0.5, dt=1e-2, n_save=11)
+    data = dl.io.Observations(np.asarray(truth.ts), np.asarray(truth.ys), lorenz.state_names)
+    fit = dl.fit(lorenz.replace(rho=27.5), data, ["rho"], dt=1e-2, fit_max_steps=5, throw=False)
+    sens = dl.sensitivity(lorenz, 0.5, params=["rho"], dt=1e-2, n_save=11)
+    return {"runs/run": run, "runs/events": events, "sweeps/grid": grid,
+            "sweeps/sample": sample, "fits/fit": fit, "sensitivities/sens": sens,
+            "analyses/equilibria": dl.equilibria(lorenz)}
+
+
+@pytest.fixture(scope="module")
+def checked(tmp_path_factory):
+    """``{group: (errors, warnings)}`` of each result's group, exported flat and checked."""
+    folder = tmp_path_factory.mktemp("cf")
+    for name, text in TABLES.items():
+        (folder / name).write_text(f'<?xml version="1.0"?>{text}')
+    path = folder / "session.h5"
+    for group, result in _results().items():
+        dl.io.save(path, result, name=group.split("/")[1])
+    out = {}
+    for group in GROUPS:
+        flat = folder / f"{group.replace('/', '_')}.nc"
+        with xr.open_dataset(path, group=group, engine="h5netcdf") as ds:
+            ds.attrs["Conventions"] = "CF-1.8"
+            ds.to_netcdf(flat, engine="netcdf4")
+        out[group] = _check(flat, folder)
+    return out
+
+
+GROUPS = ("runs/run", "runs/events", "sweeps/grid", "sweeps/sample", "fits/fit",
+          "sensitivities/sens", "analyses/equilibria")
+
+
+def _check(flat, folder) -> tuple[list, list]:
+    checker = cfchecks.CFChecker(
+        silent=True, version="1.8", cfStandardNamesXML=str(folder / "sn.xml"),
+        cfAreaTypesXML=str(folder / "area.xml"), cfRegionNamesXML=str(folder / "region.xml"))
+    results = checker.checker(str(flat))
+    parts = [("global", results["global"]), *results["variables"].items()]
+    errors = [f"{where}: {m}" for where, res in parts for m in res["FATAL"] + res["ERROR"]]
+    warnings = [f"{where}: {m}" for where, res in parts for m in res["WARN"]]
+    return errors, warnings
+
+
+@pytest.mark.parametrize("group", GROUPS)
+def test_each_result_group_is_valid_cf(checked, group):
+    errors, warnings = checked[group]
+    assert errors == [], errors
+    assert [w for w in warnings if "units" in w] == [], warnings  # every physical quantity has units
