@@ -260,6 +260,9 @@ def field_trajectory(stored) -> FieldTrajectory:
     names = stored.attrs["field_names"]
     names = [names] if isinstance(names, str) else names
     grid = grid_from_attrs(stored.attrs)
+    sizes = tuple(stored.variables[axis].shape[0] for axis in grid.axis_names)
+    if sizes != grid.points:
+        raise ValueError(f"the grid has {grid.points} points but the axes hold {sizes}")
     solver = str(stored.attrs.get("solver", ""))
     result = Result(int(stored.attrs.get("result", 0)))
     return FieldTrajectory(np.asarray(stored.variables["time"].data),

@@ -194,3 +194,12 @@ def test_a_damaged_grid_is_refused(gray_scott, tmp_path, attr, value):
         f["runs/gs"].attrs[attr] = value
     with pytest.raises(dl.io.SessionFileError, match="/runs/gs"):
         dl.open(path)
+
+
+def test_axes_that_disagree_with_the_grid_are_refused(gray_scott, tmp_path):
+    path = tmp_path / "bad.h5"
+    shutil.copyfile(gray_scott[0], path)
+    with h5py.File(path, "r+") as f:
+        f["runs/gs"].attrs["grid_points"] = np.array([16, 13], np.int64)
+    with pytest.raises(dl.io.SessionFileError, match="the axes hold"):
+        dl.open(path).runs["gs"]
