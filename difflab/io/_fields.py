@@ -216,10 +216,11 @@ def add_fields(session, traj, model, *, name=None, settings=None, key=None) -> s
     ts = np.asarray(traj.ts)
     settings = {"solver": traj.solver, "t0": float(ts[0]), "t1": float(ts[-1]),
                 "n_save": len(ts), **(settings or {})}
+    dtype = np.result_type(*(np.asarray(u[:1]).dtype for u in traj.fields.values()))
     writer = FieldWriter.create(session, model=model, grid=traj.grid,
                                 field_names=tuple(traj.fields), settings=settings, key=key,
-                                name=name)
-    frame_bytes = 8 * len(traj.fields) * max(1, int(np.prod(traj.grid.shape)))
+                                name=name, dtype=dtype if dtype == np.float32 else np.float64)
+    frame_bytes = dtype.itemsize * len(traj.fields) * max(1, int(np.prod(traj.grid.shape)))
     step = max(1, BLOCK_BYTES // frame_bytes)
     for start in range(0, len(ts), step):
         stop = min(start + step, len(ts))

@@ -178,8 +178,12 @@ def test_memory_while_streaming_does_not_grow_with_frames(tmp_path):
 def test_compressed_runs_read_back_the_same(tmp_path, gray_scott):
     _, traj, model = gray_scott
     dl.io.save_fields(tmp_path / "small.h5", traj, model, compress=True)
+    single = dl.solvers.FieldTrajectory(traj.ts, {n: np.asarray(u, np.float32) for n, u in
+                                                  traj.fields.items()}, traj.grid, "etdrk4")
+    dl.io.save_fields(tmp_path / "small.h5", single, model, name="single")
     with h5py.File(tmp_path / "small.h5", "r") as f:
         assert f["runs/run0/v"].compression == "gzip"
+        assert f["runs/single/v"].dtype == np.float32 and f["runs/run0/v"].dtype == np.float64
     with xr.open_dataset(tmp_path / "small.h5", group="runs/run0", engine="netcdf4") as ds:
         np.testing.assert_array_equal(ds.v.values, np.asarray(traj.fields["v"]))
 
