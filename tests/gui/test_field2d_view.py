@@ -7,6 +7,7 @@ import pytest
 from PySide6.QtCore import QPointF, Qt
 from PySide6.QtGui import QImage
 
+import difflab as dl
 from difflab.app.fields import FieldSession, disc_cells, levels, paint_disc
 from difflab.app.lab import Lab
 from difflab.gui.field2d_view import Field2DView
@@ -160,3 +161,29 @@ def test_the_fields_menu_runs_a_model_in_the_window(qtbot, window):
     cell = view.session.frames[-1]["u"][8, 8]  # the point (0.25, 0.25) on 32 x 32
     qtbot.waitUntil(lambda: window.status.text().startswith("u(0.25, 0.25) = "))
     assert f"{cell:.6g}" in window.status.text()
+
+
+def test_play_runs_the_frames_from_the_first_to_the_last(qtbot, view):
+    shown = []
+    view.drawn.connect(shown.append)
+    view.play_button.click()  # at the last frame: starts again from the first
+    qtbot.waitUntil(lambda: not view.play_button.isChecked(), timeout=5_000)
+    assert shown[0] == 0 and shown[-1] == 10 and shown == sorted(shown)
+    assert view.play_button.text() == "Play"
+
+
+def test_a_run_under_way_goes_on_from_the_painted_field(qtbot, view):
+    session = view.session
+    session.t1 = 4000.0  # 101 frames 40 apart: the program already compiled
+    session.n_frames = 101
+    view.run(0)
+    qtbot.waitUntil(lambda: len(session.frames) >= 5, timeout=LONG)
+    assert view.running
+    k = len(session.frames) - 1
+    session.paint(k, "v", (0.25, 0.25), 0.08, 0.5)
+    painted = session.frames[k]["v"].copy()
+    qtbot.waitUntil(lambda: session.complete and view.worker is None, timeout=LONG)
+    assert len(session.frames) == 101 and np.array_equal(session.frames[k]["v"], painted)
+    fresh = dl.simulate(session.model, 4000.0, t0=session.ts[k], y0=dict(session.frames[k]),
+                        dt=1.0, n_save=101 - k)
+    assert np.allclose(session.frames[-1]["v"], np.asarray(fresh["v"][-1]), atol=1e-9)
