@@ -11,6 +11,7 @@ HDF5 chunk per frame (or per part of a large frame), so no run is held whole in 
 import dataclasses
 import math
 
+import equinox as eqx
 import numpy as np
 
 from .._version import __version__
@@ -215,7 +216,8 @@ def add_fields(session, traj, model, *, name=None, settings=None, key=None) -> s
     :class:`SessionWriter`), in blocks of frames; returns the run's name."""
     ts = np.asarray(traj.ts)
     settings = {"solver": traj.solver, "t0": float(ts[0]), "t1": float(ts[-1]),
-                "n_save": len(ts), **(settings or {})}
+                "n_save": len(ts), **dict(getattr(traj, "settings", None) or ()),
+                **(settings or {})}
     dtype = np.result_type(*(np.asarray(u[:1]).dtype for u in traj.fields.values()))
     writer = FieldWriter.create(session, model=model, grid=traj.grid,
                                 field_names=tuple(traj.fields), settings=settings, key=key,
@@ -266,8 +268,23 @@ def field_trajectory(stored) -> FieldTrajectory:
         raise ValueError(f"the grid has {grid.points} points but the axes hold {sizes}")
     solver = str(stored.attrs.get("solver", ""))
     result = Result(int(stored.attrs.get("result", 0)))
+    settings = tuple((k, v) for k, v in stored.settings.items() if k != "solver")
     return FieldTrajectory(np.asarray(stored.variables["time"].data),
-                           {n: stored.variables[n].data for n in names}, grid, solver, result)
+                           {n: stored.variables[n].data for n in names}, grid, solver, result,
+                           _model_on(stored, grid), settings)
+
+
+def _model_on(stored, grid):
+    """The run's model on the run's grid, where DiffLab may build it; else its
+    :class:`ModelRecord` (a user model's code is never run from a file)."""
+    record = stored.model
+    try:
+        model = record.build()
+    except (ValueError, KeyError, TypeError):
+        return record
+    if isinstance(getattr(model, "grid", None), Grid):
+        model = eqx.tree_at(lambda m: m.grid, model, grid)
+    return model
 
 
 def _sides(pair) -> str:

@@ -106,6 +106,8 @@ def test_open_gives_the_run_with_its_grid(gray_scott):
     np.testing.assert_array_equal(np.asarray(run.fields["v"]), np.asarray(traj.fields["v"]))
     np.testing.assert_array_equal(run.ts, np.asarray(traj.ts))
     assert dl.io.read_fields(path).final["u"].shape == (16, 12)
+    assert dict(run.settings)["dt"] == 1.0 and run.model.grid.points == (16, 12)
+    assert float(run.model.F) == 0.04
     entry = session.summary()["runs"][0]
     assert entry["fields"] == ["u", "v"] and entry["dims"] == {"time": 5, "x": 16, "y": 12}
     assert entry["grid"] == "x 0..1 (16 points, periodic); y -1..2 (12 points, periodic)"
