@@ -194,7 +194,7 @@ class FieldSession:
         self.events = EmitterGroup(FIELD_EVENTS)
         self._ids = itertools.count()
         self._serial = 0
-        self.model_name = None
+        self.model_name, self.params = None, {}
         self.points = int(points)
         self.select_model(model)
 
@@ -221,14 +221,16 @@ class FieldSession:
         return tuple(self._base.field_names)
 
     def select_model(self, name: str, points: int | None = None) -> None:
-        """Switch to field model ``name`` (at its defaults) on ``points`` per axis."""
+        """Switch to field model ``name`` (at its defaults; the same model keeps its
+        values) on ``points`` per axis."""
         cls = self.model_class(name)
         if 2 not in cls.dimensions:
             raise ValueError(f"{name} is written for {cls.dimensions} axes; the field view "
                              "shows models of two axes")
         self.points = int(points or self.points)
+        defaults = {n: float(s.default) for n, s in cls.parameter_specs().items()}
+        self.params = self.params if name == self.model_name else defaults  # a new grid
         self.model_name = name
-        self.params = {n: float(s.default) for n, s in cls.parameter_specs().items()}
         self._base = cls().with_points((self.points, self.points))
         self.t1, self.dt = RUN_SPANS.get(name, DEFAULT_SPAN)
         self.n_frames = self._frames_that_fit()

@@ -363,6 +363,13 @@ class Field2DView(QWidget):
         self.session.paint(self.frame, panel.name, point, self.brush_radius.value(),
                            self.brush_value.value())
 
+    def export_columns(self) -> dict:
+        """The frame shown as columns (File > Export data as CSV): ``x``, ``y``, each field."""
+        coordinates = self.session.grid.coordinates
+        frame = self.session.frames[self.frame]
+        return {"x": np.ravel(coordinates[0]), "y": np.ravel(coordinates[1]),
+                **{name: np.ravel(values) for name, values in frame.items()}}
+
     def export_png(self, path) -> list[Path]:
         """Write the frame shown as PNG, one pixel per grid point: ``path`` for a model of
         one field, else ``<stem>-<field>.png`` per field. Returns the files written."""

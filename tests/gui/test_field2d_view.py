@@ -184,6 +184,21 @@ def test_a_run_under_way_goes_on_from_the_painted_field(qtbot, view):
     painted = session.frames[k]["v"].copy()
     qtbot.waitUntil(lambda: session.complete and view.worker is None, timeout=LONG)
     assert len(session.frames) == 101 and np.array_equal(session.frames[k]["v"], painted)
-    fresh = dl.simulate(session.model, 4000.0, t0=session.ts[k], y0=dict(session.frames[k]),
-                        dt=1.0, n_save=101 - k)
-    assert np.allclose(session.frames[-1]["v"], np.asarray(fresh["v"][-1]), atol=1e-9)
+    model = session.model  # four frames on from the painted one, by the compiled program
+    fresh = dl.solvers.simulate_fields(model, session.ts[k] + 160.0, t0=session.ts[k],
+                                       fields=dict(session.frames[k]), dt=1.0, frames=5,
+                                       solver=dl.solvers.ETDRK4(model.linear_part(), 1.0))
+    assert np.allclose(session.frames[k + 4]["v"], np.asarray(fresh["v"][-1]), atol=1e-12)
+
+
+def test_a_finer_grid_keeps_the_parameters_and_csv_columns_are_the_frame(view):
+    session = view.session
+    session.params["F"] = 0.05
+    session.select_model("gray_scott", 16)
+    assert session.params["F"] == 0.05 and session.grid.shape == (16, 16)
+    columns = view.export_columns()
+    x, y = (np.asarray(c) for c in session.grid.coordinates)
+    assert np.array_equal(columns["x"], x.ravel()) and np.array_equal(columns["y"], y.ravel())
+    assert np.array_equal(columns["v"].reshape(16, 16), session.frames[0]["v"])
+    session.select_model("wave")
+    assert session.params == {"c": 1.0}
