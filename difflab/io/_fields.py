@@ -58,9 +58,15 @@ def model_record(model) -> ModelRecord:
 
 
 def _field_unit(model, name: str) -> str | None:
-    """A field's declared unit: ``field_units`` (a dict, or one unit for all), else ``None``."""
-    units = getattr(model, "field_units", None)
-    return units.get(name) if isinstance(units, dict) else units
+    """A field's declared unit: ``field_units`` (or ``state_units``, as other models name
+    it), a dict by field or one unit for all; ``None`` where none is declared."""
+    for attr in ("field_units", "state_units"):
+        units = getattr(model, attr, None)
+        if isinstance(units, dict):
+            return units.get(name)
+        if isinstance(units, str):
+            return units
+    return None
 
 
 def _length_unit(model, grid) -> str | None:
