@@ -86,14 +86,21 @@ def _boundary_numbers(side) -> tuple[float, float, float]:
             float(side.beta) if robin else math.nan)
 
 
+def _kind(side) -> str:
+    """The kind of boundary ``side`` is (a subclass by the kind it extends)."""
+    for cls, kind in BOUNDARY_KINDS.items():
+        if isinstance(side, cls):
+            return kind
+    return type(side).__name__.lower()
+
+
 def grid_attrs(grid: Grid) -> dict:
     """The grid as attributes, per side ``[x low, x high, y low, ...]`` for boundaries."""
     sides = [side for pair in grid.boundaries for side in pair]
     numbers = np.array([_boundary_numbers(s) for s in sides], dtype=np.float64)
     return {"grid_points": np.array(grid.points, dtype=np.int64),
             "grid_extent": np.array(grid.extent, dtype=np.float64).reshape(-1),
-            "grid_boundaries": [BOUNDARY_KINDS.get(type(s), type(s).__name__.lower())
-                                for s in sides],
+            "grid_boundaries": [_kind(s) for s in sides],
             "grid_boundary_value": numbers[:, 0], "grid_boundary_alpha": numbers[:, 1],
             "grid_boundary_beta": numbers[:, 2]}
 
@@ -294,7 +301,7 @@ def _model_on(stored, grid):
 
 
 def _sides(pair) -> str:
-    low, high = (BOUNDARY_KINDS.get(type(s), type(s).__name__.lower()) for s in pair)
+    low, high = (_kind(s) for s in pair)
     return low if low == high else f"{low}/{high}"
 
 
