@@ -394,17 +394,40 @@ class Field2DView(QWidget):
             self.hovered.emit("wrote " + ", ".join(str(p) for p in written))
 
 
-def add_to_window(window) -> Field2DView:
+class FieldsTab(QWidget):
+    """The main window's tab of the 2-D field view, made when first shown or asked for
+    (its model's first fields take JAX a moment to compute: not at every start)."""
+
+    def __init__(self, window):
+        super().__init__()
+        self.window_ = window
+        self._view: Field2DView | None = None
+        QVBoxLayout(self).setContentsMargins(0, 0, 0, 0)
+
+    @property
+    def view(self) -> Field2DView:
+        if self._view is None:
+            window = self.window_
+            self._view = Field2DView(FieldSession(window.lab), host=window)
+            self._view.hovered.connect(lambda text: window.status.setText(text))
+            self.layout().addWidget(self._view)
+        return self._view
+
+    def showEvent(self, event):  # Qt override
+        super().showEvent(event)
+        self.view  # noqa: B018 (made on first sight)
+
+
+def add_to_window(window) -> FieldsTab:
     """The view as a tab of the main window (its runs are the window's tasks, its cursor
-    values go to the status bar) and a Fields menu that shows and runs each field model."""
-    view = Field2DView(FieldSession(window.lab), host=window)
-    window.views["fields"] = view
-    window.tabs.addTab(view, Field2DView.title)
-    view.hovered.connect(lambda text: window.status.setText(text))
-    return view
+    values go to the status bar); the view itself is made when first needed."""
+    tab = FieldsTab(window)
+    window.views["fields"] = tab
+    window.tabs.addTab(tab, Field2DView.title)
+    return tab
 
 
-def add_field_menu(window, view: Field2DView) -> None:
+def add_field_menu(window, tab: FieldsTab) -> None:
     """Fields > one entry per 2-D field model: show it in the view and run it."""
     bar = window.menuBar()
     menu = QMenu("Fiel&ds", window)
@@ -413,9 +436,9 @@ def add_field_menu(window, view: Field2DView) -> None:
     for name in plane_models():
         action = menu.addAction(name)
         action.setStatusTip(f"Show {name} in the {Field2DView.title} view and run it")
-        action.triggered.connect(lambda _=False, n=name: _show_model(window, view, n))
+        action.triggered.connect(lambda _=False, n=name: _show_model(window, tab, n))
 
 
-def _show_model(window, view: Field2DView, name: str) -> None:
-    window.tabs.setCurrentWidget(view)
-    view.choose_model(name)
+def _show_model(window, tab: FieldsTab, name: str) -> None:
+    window.tabs.setCurrentWidget(tab)
+    tab.view.choose_model(name)

@@ -145,11 +145,13 @@ def test_a_parameter_slider_re_solves_the_field_model(qtbot, view):
 
 def test_the_fields_menu_runs_a_model_in_the_window(qtbot, window):
     menu = next(a.menu() for a in window.menuBar().actions() if a.text() == "Fiel&ds")
-    view = window.field2d_view
-    view.session.points = POINTS
+    tab = window.field2d_view
+    assert tab._view is None  # nothing made at the window's start
+    tab.view.session.points = POINTS
     action = next(a for a in menu.actions() if a.text() == "diffusion")
     action.trigger()
-    assert window.tabs.currentWidget() is view and view.session.model_name == "diffusion"
+    view = tab.view
+    assert window.tabs.currentWidget() is tab and view.session.model_name == "diffusion"
     assert window.workers.get("fields") is view.worker  # Stop stops it, closing joins it
     qtbot.waitUntil(lambda: view.session.complete and view.worker is None, timeout=LONG)
     exact = view.session.model.exact(view.session.ts[-1])["u"]  # a decaying Fourier mode
