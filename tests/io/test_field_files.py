@@ -209,3 +209,38 @@ def test_axes_that_disagree_with_the_grid_are_refused(gray_scott, tmp_path):
         f["runs/gs"].attrs["grid_points"] = np.array([16, 13], np.int64)
     with pytest.raises(dl.io.SessionFileError, match="the axes hold"):
         dl.open(path).runs["gs"]
+
+
+def _cf_check(path, group, folder):
+    """The CF checker's errors and warnings on ``group``, exported flat as CF-1.8 (the
+    newest it knows), with empty tables in place of the ones it would fetch."""
+    cfchecks = pytest.importorskip("cfchecker.cfchecks")
+    version = "<version_number>1</version_number>"
+    tables = {"sn": ("standard_name_table",
+                     version + "<last_modified>2024-01-01T00:00:00Z</last_modified>"),
+              "area": ("area_type_table", version + "<date>2024-01-01</date>"),
+              "region": ("standard_region_list", version + "<date>2024-01-01</date>")}
+    for name, (tag, body) in tables.items():
+        (folder / f"{name}.xml").write_text(f'<?xml version="1.0"?><{tag}>{body}</{tag}>')
+    flat = folder / "flat.nc"
+    with xr.open_dataset(path, group=group, engine="h5netcdf") as ds:
+        ds.attrs["Conventions"] = "CF-1.8"
+        ds.to_netcdf(flat, engine="netcdf4")
+    results = cfchecks.CFChecker(
+        silent=True, version="1.8", cfStandardNamesXML=str(folder / "sn.xml"),
+        cfAreaTypesXML=str(folder / "area.xml"),
+        cfRegionNamesXML=str(folder / "region.xml")).checker(str(flat))
+    parts = [("global", results["global"]), *results["variables"].items()]
+    return ([f"{w}: {m}" for w, r in parts for m in r["FATAL"] + r["ERROR"]],
+            [f"{w}: {m}" for w, r in parts for m in r["WARN"]])
+
+
+def test_a_field_run_passes_the_cf_checker(tmp_path):
+    grid = Grid(((0.0, 1.0), (0.0, 2.0)), (8, 6))
+    with dl.io.field_writer(tmp_path / "cf.h5", Waves(grid=grid), name="w") as writer:
+        writer.append(np.arange(3.0), {"h": np.ones((3, *grid.shape))})
+    errors, warnings = _cf_check(tmp_path / "cf.h5", "runs/w", tmp_path)
+    assert errors == []
+    # every quantity has its units and every name is a CF name; the one warning left is
+    # CF's advice to order the axes (time, y, x), where DiffLab keeps the grid's (x, y)
+    assert [w for w in warnings if "(2.4)" not in w] == [], warnings
