@@ -35,6 +35,8 @@ def _result_line(kind: str, entry: dict) -> str:
                                                     "status") if k in entry}))
     if kind == "sweeps":
         parts.append(f"chunks {entry['chunks_done']}/{entry['chunks']} done")
+    if "fields" in entry:
+        parts.append(f"fields {', '.join(entry['fields'])} on {entry['grid']}")
     if "result_message" in entry:
         parts.append(entry["result_message"])
     if not entry["complete"]:

@@ -29,6 +29,12 @@ def test_run_saves_the_fields_over_time_and_the_grid(gray_scott_file, engine):
         np.testing.assert_allclose(ds["v"].values, expected["v"], atol=1e-14)
 
 
+def test_open_names_the_fields_and_the_grid(gray_scott_file, capsys):
+    assert main(["open", str(gray_scott_file)]) == 0
+    line = next(l for l in capsys.readouterr().out.splitlines() if l.strip().startswith("run0"))
+    assert "fields u, v on x 0..1 (16 points, periodic); y 0..1 (16 points, periodic)" in line
+
+
 def test_run_prints_each_field_s_range_at_the_end(capsys):
     assert main(["run", "diffusion", "--grid", "8", "--set", "D=0.1", "--t1", "1"]) == 0
     out = capsys.readouterr().out.strip()
