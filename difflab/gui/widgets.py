@@ -187,22 +187,35 @@ class FlowLayout(QLayout):
         margins = self.contentsMargins()
         return size.grownBy(margins)
 
+    @staticmethod
+    def _size(item, room: int, width: int) -> QSize:
+        """The size of ``item`` with ``room`` left in its row of ``width``: its preferred
+        size (no wider than the row); a wrapped label takes the room left and the height
+        it then needs."""
+        size = item.sizeHint()
+        least = item.minimumSize().width()
+        if item.hasHeightForWidth() and room >= least:
+            size.setWidth(room)
+        else:
+            size.setWidth(max(min(size.width(), width), least))
+        if item.hasHeightForWidth():
+            size.setHeight(item.heightForWidth(size.width()))
+        return size
+
     def _place(self, rect, move: bool) -> int:
         """Lay the items out in rows within ``rect``; returns the height they take."""
         margins = self.contentsMargins()
         area = rect.marginsRemoved(margins)
         x, y, row = area.x(), area.y(), 0
         for item in self._items:
-            hint = item.sizeHint()
-            hint.setWidth(max(min(hint.width(), area.width()), item.minimumSize().width()))
-            if item.hasHeightForWidth():  # a wrapped label, taller where narrower
-                hint.setHeight(item.heightForWidth(hint.width()))
-            if x + hint.width() > area.right() + 1 and row > 0:
+            size = self._size(item, area.right() + 1 - x, area.width())
+            if x + size.width() > area.right() + 1 and row > 0:
                 x, y, row = area.x(), y + row + self._spacing, 0
+                size = self._size(item, area.width(), area.width())
             if move:
-                item.setGeometry(QRect(QPoint(x, y), hint))
-            x += hint.width() + self._spacing
-            row = max(row, hint.height())
+                item.setGeometry(QRect(QPoint(x, y), size))
+            x += size.width() + self._spacing
+            row = max(row, size.height())
         return y + row - rect.y() + margins.bottom()
 
 
