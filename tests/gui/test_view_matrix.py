@@ -3,7 +3,9 @@ over its first parameter's whole slider range, the time series at both ends of e
 parameter's slider): each view draws something finite in a finite view, or a message on
 the panel says why not. Then the same again after every view
 has shown a degenerate result (a constant branch, NaN, a single point), so no range or
-state leaks from one computation to the next. One window and one compile per model."""
+state leaks from one computation to the next. Then the bifurcation diagram of every ODE
+model over each of its parameters' whole slider range (a few of them in the quick
+suite). One window and one compile per model."""
 
 import time
 
@@ -20,6 +22,12 @@ from .conftest import LONG
 from .test_degenerate_views import flat_diagram
 
 MODELS = sorted(dl.models.available())
+ODE_MODELS = [n for n in MODELS if not issubclass(dl.models.get(n), dl.SDEModel)]
+# Two branches (one found at the end of the range), a parameter of the initial state only
+# (the same equilibria all along), a model whose equilibria are a line (the panel says
+# in words why there is no diagram):
+QUICK_BIFURCATIONS = (("lotka_volterra", "gamma"), ("lotka_volterra", "predator0"),
+                      ("sir", "gamma"))
 RUN_VIEWS = ("time", "phase", "phase3d", "field")
 TIMES: dict[str, float] = {}
 STEPS: dict = {}
@@ -148,13 +156,29 @@ def phase_plane(qtbot, window) -> None:
                 view.status.text())
 
 
-def bifurcation(qtbot, window) -> None:
+def bifurcation(qtbot, window, param: str = "") -> None:
+    """The diagram over ``param`` (the first parameter by default), from and to the ends
+    of its slider as a new user finds them: drawn, or the failure said in words."""
     view = show(qtbot, window, "bifurcation")
+    if param:
+        view.param.setCurrentText(param)
+    spec = window.lab.specs[view.param.currentText()]
+    assert np.allclose((view.start.value(), view.stop.value()), finite_bounds(spec),
+                       rtol=1e-9, atol=1e-12)
     view.compute_button.click()
     wait_task(qtbot, view)
     text = view.status.text()
     assert "continuing" not in text, text  # the panel says how it ended
     check_drawn(qtbot, window, "bifurcation", "failed" in text and "Try" in text and text)
+
+
+def every_bifurcation(qtbot, window, name: str, params=None) -> None:
+    """The diagram of model ``name`` over each of ``params`` (default: all of them)."""
+    select(qtbot, window, name)
+    for param in params or window.lab.specs:
+        t = time.perf_counter()
+        bifurcation(qtbot, window, param)
+        STEPS[(name, f"bifurcation over {param}")] = time.perf_counter() - t
 
 
 def sensitivity(qtbot, window) -> None:
@@ -205,14 +229,24 @@ def run_matrix(qtbot, window, label: str, steps=FULL) -> None:
     TIMES[label + " (cpu)"] = time.process_time() - cpu
 
 
-pytestmark = pytest.mark.slow  # about 70 s, then 15 s, on 2 busy cores: see the report
-
-
+@pytest.mark.slow  # about 70 s, then 15 s, on 2 busy cores: see the report
 def test_every_view_of_every_model_draws_or_says_why(qtbot, matrix_window):
     run_matrix(qtbot, matrix_window, "first pass")
 
 
+@pytest.mark.slow
 def test_the_matrix_again_after_degenerate_results(qtbot, matrix_window):
     select(qtbot, matrix_window, "lorenz")
     degenerate(qtbot, matrix_window)
     run_matrix(qtbot, matrix_window, "after degenerate results", AGAIN)
+
+
+@pytest.mark.slow  # minutes: periodic orbits from every Hopf point of every parameter
+@pytest.mark.parametrize("name", ODE_MODELS)
+def test_a_bifurcation_over_every_parameter_draws_or_says_why(qtbot, matrix_window, name):
+    every_bifurcation(qtbot, matrix_window, name)
+
+
+def test_bifurcations_over_a_few_parameters_draw_or_say_why(qtbot, matrix_window):
+    for name, param in QUICK_BIFURCATIONS:
+        every_bifurcation(qtbot, matrix_window, name, [param])
