@@ -72,6 +72,7 @@ class FieldPanel:
     def __init__(self, layout: pg.GraphicsLayoutWidget, column: int, name: str, on_click):
         self.name = name
         self.plot_item = layout.addPlot(row=0, col=column, viewBox=SafeViewBox())
+        self.place = (0, column)
         self.plot_item.setAspectLocked(True)
         self.image = PaintableImage(on_click)
         self.plot_item.addItem(self.image)
@@ -122,6 +123,7 @@ class Field2DView(QWidget):
         self.images = pg.GraphicsLayoutWidget()
         self.images.setObjectName("field2d_images")
         self.images.scene().sigMouseMoved.connect(self._mouse_moved)
+        self.images.resizeEvent = self._images_resized
         self.redraw = Throttle(self.draw, 16, self)
         self._resolve = QTimer(self, singleShot=True, interval=RESOLVE_MS)
         self._resolve.timeout.connect(lambda: self.run(0))
@@ -231,12 +233,30 @@ class Field2DView(QWidget):
         for panel in self.panels:
             panel.rect = QRectF(x0, y0, width, height)
             panel.image.painting = self.paint_box.isChecked()
+        self._arrange()
         self.model_box.setCurrentText(session.model_name)
         self.points_box.setCurrentText(f"{session.points} x {session.points}")
         self.t1_box.setValue(session.t1)
         self.brush_radius.setValue(0.05 * min(width, height))
         self.scrubber.setRange(0, 0)
         self.draw()
+
+    def _images_resized(self, event) -> None:
+        pg.GraphicsLayoutWidget.resizeEvent(self.images, event)
+        self._arrange()
+
+    def _arrange(self) -> None:
+        """Fields side by side where the room is wide, one above the other where tall."""
+        size, n = self.images.size(), len(self.panels)
+        wide = size.width() >= 0.8 * n * size.height()
+        places = [(0, i) if wide else (i, 0) for i in range(n)]
+        if [p.place for p in self.panels] == places:
+            return
+        for panel in self.panels:
+            self.images.ci.removeItem(panel.plot_item)
+        for panel, (row, col) in zip(self.panels, places, strict=True):
+            self.images.ci.addItem(panel.plot_item, row=row, col=col)
+            panel.place = (row, col)
 
     def _t1_edited(self) -> None:
         if self.t1_box.value() != self.session.t1:

@@ -31,8 +31,11 @@ def view(qtbot, lab):
     qtbot.addWidget(widget)
     widget.resize(900, 500)
     widget.show()
+    shown = []
+    widget.drawn.connect(shown.append)
     widget.run(0)
     qtbot.waitUntil(lambda: session.complete and widget.worker is None, timeout=LONG)
+    qtbot.waitUntil(lambda: shown[-1] == 10)  # the throttled redraw of the last frame
     yield widget
     widget.shutdown()
 
@@ -140,7 +143,7 @@ def test_a_parameter_slider_re_solves_the_field_model(qtbot, view):
     qtbot.waitUntil(lambda: view.worker is not None, timeout=2_000)  # debounced
     qtbot.waitUntil(lambda: session.complete and view.worker is None, timeout=LONG)
     assert not np.allclose(session.frames[-1]["v"], old)
-    assert float(session.frames[-1]["v"].max()) == pytest.approx(float(image_of(view.panels[1]).max()))
+    qtbot.waitUntil(lambda: np.array_equal(image_of(view.panels[1]), session.frames[-1]["v"]))
 
 
 def test_the_fields_menu_runs_a_model_in_the_window(qtbot, window):
@@ -157,6 +160,7 @@ def test_the_fields_menu_runs_a_model_in_the_window(qtbot, window):
     exact = view.session.model.exact(view.session.ts[-1])["u"]  # a decaying Fourier mode
     assert np.allclose(view.session.frames[-1]["u"], exact, atol=1e-6)
     panel = view.panels[0]
+    qtbot.waitUntil(lambda: np.array_equal(image_of(panel), view.session.frames[-1]["u"]))
     assert panel.map_name == "CET-D1A" and panel.colorbar.levels()[0] < 0  # signed
     scene = panel.plot_item.getViewBox().mapViewToScene(QPointF(0.25, 0.25))
     qtbot.mouseMove(view.images.viewport(), view.images.mapFromScene(scene))
