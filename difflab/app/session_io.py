@@ -208,6 +208,8 @@ def _same_file(a, b) -> bool:
 
 def _run_from_file(lab: Lab, session, name: str) -> dl.Trajectory:
     run = session.runs[name]
+    if isinstance(run, dl.solvers.FieldTrajectory):
+        return run
     if isinstance(run.model, dl.io.ModelRecord):
         model = lab.model_from_record(run.model)
         if model is None:
@@ -228,6 +230,10 @@ def open_lab(lab: Lab, path) -> None:
              for s in session.stored(kind)}  # the runs of fits and sensitivities
     runs = {s.name: _run_from_file(lab, session, s.name) for s in session.stored("runs")
             if s.name not in owned}
+    for name in [n for n, run in runs.items() if isinstance(run, dl.solvers.FieldTrajectory)]:
+        del runs[name]  # kept in the file: a save writes only what the lab changed
+        lab.log(f"field run {name!r} stays in the file; the app does not show field runs "
+                "yet (read it with dl.open or xarray)", "warning")
     current = runs.pop(CURRENT, None)
     model = _model_name(lab, app, session)
     lab.reset(model)
@@ -259,7 +265,7 @@ def _model_name(lab: Lab, app: dict, session) -> str:
             lab.model_from_record(record)  # a file's code runs only if trusted
     names = dict.fromkeys([app.get("model"), *(s.model.name for s in session.groups())])
     for name in names:
-        if not name:
+        if not name or name in dl.models.field_models():  # field runs stay in the file
             continue
         try:
             lab.model_class(name)

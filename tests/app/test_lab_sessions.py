@@ -297,7 +297,7 @@ def test_an_object_read_from_the_file_comes_back_whole_after_a_save_removed_it(t
     path = tmp_path / "lab.h5"
     save_lab(lab, path)
     with h5py.File(path, "r") as f:
-        stored = f["runs/fit0.run/y"][()]
+        stored = f["runs/fit0_run/y"][()]
     reopened = Lab()
     open_lab(reopened, path)
     reopened.delete("fit", "fit0")
@@ -306,4 +306,20 @@ def test_an_object_read_from_the_file_comes_back_whole_after_a_save_removed_it(t
     reopened.undo()
     save_lab(reopened, path)
     with h5py.File(path, "r") as f:
-        np.testing.assert_array_equal(f["runs/fit0.run/y"][()], stored)
+        np.testing.assert_array_equal(f["runs/fit0_run/y"][()], stored)
+
+
+def test_a_session_with_a_field_run_opens_and_a_save_keeps_the_field(tmp_path):
+    model = dl.models.get("diffusion")(D=0.1).with_points((8,))
+    path = tmp_path / "fields.h5"
+    dl.io.save_fields(path, dl.simulate(model, 1.0, n_save=3), model, name="heat")
+    lab = Lab("lorenz")
+    open_lab(lab, path)
+    assert "heat" not in lab.runs
+    assert any("field run 'heat'" in text for _, text in lab.messages)
+    lab.set_settings(t1=1.0)
+    lab.solve_now()
+    lab.keep_current("kept")
+    save_lab(lab, path)
+    field = dl.open(path).runs["heat"]
+    np.testing.assert_array_equal(field["u"][-1], dl.simulate(model, 1.0, n_save=3)["u"][-1])
