@@ -27,7 +27,6 @@ LABEL_OUT = 0.22  # how far outside the box the names of the axes sit (box units
 VALUE_OUT = 0.12
 VALUE_IN = 0.12  # the ranges' numbers sit this far in from the box's corners
 BOX_ALPHA = 110
-STATE_CHARS = 4  # the state boxes are at least this many characters wide
 
 
 class TurningViewBox(SafeViewBox):
@@ -63,8 +62,8 @@ class Phase3DView(RunPlot):
         flow.setContentsMargins(0, 0, 0, 0)
         for name, box in zip("xyz", self.boxes):
             box.setObjectName(f"phase3d_{name}")
-            box.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
-            box.setMinimumContentsLength(STATE_CHARS)  # long names: cut, whole in the list
+            # as wide as the names of the model shown, whichever it is
+            box.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
             flow.addWidget(_labelled(f"{name}:", box))
             box.currentTextChanged.connect(self._axes_chosen)
         self.angles = QLabel()

@@ -303,6 +303,8 @@ class PhasePlot(RunPlot):
         self.x_box.setObjectName("phase_x")
         self.y_box.setObjectName("phase_y")
         for label, box in (("x:", self.x_box), ("y:", self.y_box)):
+            # as wide as the names of the model shown, whichever it is
+            box.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
             self.toolbar.addWidget(QLabel(label))
             self.toolbar.addWidget(box)
             box.currentTextChanged.connect(self._axes_chosen)

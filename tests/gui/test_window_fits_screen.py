@@ -47,3 +47,16 @@ def test_a_window_is_fitted_into_the_available_area():
     assert fitted((0, 0, 2040, 1290), (0, 0, 1600, 1000)) == (0, 0, 1600, 1000)
     assert fitted((900, 700, 800, 500), (0, 0, 1600, 1000), (10, 30)) == (790, 470, 800, 500)
     assert fitted((-50, 40, 400, 300), (100, 0, 1000, 800)) == (100, 40, 400, 300)
+
+
+def test_the_state_boxes_show_the_whole_names_of_the_next_model(qtbot, window):
+    from .conftest import solved
+
+    solved(qtbot, window, "pendulum")  # short names first: theta, omega
+    solved(qtbot, window, "lotka_volterra")
+    qtbot.wait(20)
+    for box in (window.phase_plot.y_box, *window.phase3d_view.boxes):
+        if box.isEnabled() and box.currentText():
+            text = box.fontMetrics().horizontalAdvance(box.currentText())
+            assert box.sizeHint().width() > text, box.currentText()
+    assert window.phase_plot.y_box.currentText() == "predator"
