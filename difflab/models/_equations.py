@@ -11,6 +11,10 @@ Python; the checked tree is turned into a tree of closures that call ``jax.numpy
     F = -k*x - c*v          # an auxiliary quantity, usable below
     dx/dt = v
     dv/dt = F
+
+A ``grid:`` line makes it a field model (``_fields/typed.py``): its states are fields
+on the grid, its initial values are expressions of the coordinates ``x, y, z``, and its
+right-hand sides may apply the operators ``laplace`` and ``d_dx``, ``d_dy``, ``d_dz``.
 """
 
 import ast
@@ -37,13 +41,16 @@ from ._expressions import (
     parse_expression,
     walk_checked,
 )
+from ._fields.boundaries import Dirichlet, Neumann, Periodic
+from ._fields.grid import AXIS_NAMES, Grid
+from ._fields.typed import field_model_class
 
 MAX_CHARS = 50_000  # the whole text; a line may be as long (a generated sum of 2000 terms)
 
 _NAME = re.compile(r"[A-Za-z][A-Za-z0-9_]*\Z")
 _DERIVATIVE = re.compile(r"\s*d\s*([^\s/]+)\s*/\s*dt\s*=(?!=)")
 _ASSIGN = re.compile(r"\s*([^\s=<>!]+)\s*=(?!=)")
-_SECTION = re.compile(r"\s*(params|parameters|init|initial|units|name|description)\s*:")
+_SECTION = re.compile(r"\s*(params|parameters|init|initial|units|name|description|grid)\s*:")
 _UNIT = re.compile(r"[A-Za-z0-9 ./^*()+-]{1,40}\Z")  # a UDUNITS string such as m/s^2 or 1
 
 
@@ -86,6 +93,15 @@ class _Parsed:
     lines: dict = dataclasses.field(default_factory=dict)  # declared name -> line
     columns: dict = dataclasses.field(default_factory=dict)  # state or aux name -> column
     units: dict = dataclasses.field(default_factory=dict)  # t, state or param -> (unit, line, col)
+    axes: list = dataclasses.field(default_factory=list)  # (name, (lo, hi), n, boundary)
+    grid: Grid | None = None  # from a "grid:" line: a field model
+
+    @property
+    def operators(self) -> tuple[str, ...]:
+        """The operators a field model's right-hand sides may apply."""
+        if self.grid is None:
+            return ()
+        return ("laplace", *(f"d_d{axis}" for axis in self.grid.axis_names))
 
 
 # --- lines -----------------------------------------------------------------------------
@@ -99,7 +115,7 @@ def _check_declared_name(name: str, column: int, parsed: _Parsed, line: int):
     if not _NAME.match(name) or keyword.iskeyword(name):
         raise Fail(column, f"{name!r} is not a valid name: use letters, digits and '_', "
                            "starting with a letter", end)
-    reserved = (TIME, "equations", *CONSTANTS, *FUNCTIONS)
+    reserved = (TIME, "equations", *CONSTANTS, *FUNCTIONS, *OPERATORS)
     if name in reserved:
         raise Fail(column, f"{name!r} is reserved (time, constants and functions)", end)
     if hasattr(Model, name):
@@ -179,6 +195,53 @@ def _unit_item(text, start, parsed, line):
     parsed.units[name] = (unit, line, column)
 
 
+OPERATORS = ("laplace", "d_dx", "d_dy", "d_dz")
+_BOUNDARIES = {"periodic": (3, 3), "dirichlet": (3, 4), "neumann": (3, 4)}  # arguments
+
+
+def _grid_item(text, start, parsed, line):
+    """One axis of a ``grid:`` line: ``x = periodic(0, 1, 128)``."""
+    name, column, value, offset = _assignment(text, start)
+    axis = len(parsed.axes)
+    expected = AXIS_NAMES[axis] if axis < len(AXIS_NAMES) else None
+    if name != expected:
+        raise Fail(column, f"the grid's axes are x, y, z in that order; expected "
+                           f"{expected or 'at most 3 axes'}, not {name!r}", column + len(name))
+    _check_declared_name(name, column, parsed, line)
+    loc = parse_expression(value, offset)
+    node = loc.node
+    kinds = ("periodic(low, high, points), dirichlet(low, high, points[, value]) or "
+             "neumann(low, high, points[, flux])")
+    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+            and node.func.id in _BOUNDARIES and not node.keywords):
+        raise loc.fail(node, f"an axis is one of {kinds}")
+    low_args, high_args = _BOUNDARIES[node.func.id]
+    if not low_args <= len(node.args) <= high_args:
+        raise loc.fail(node, f"{node.func.id} takes low, high, points"
+                             f"{', value' * (high_args > low_args)}")
+    low, high, points, *rest = (_number_expression(Located(a, loc.text, loc.start), what)
+                                for a, what in zip(node.args, ("low", "high", "the points",
+                                                               "the boundary value")))
+    if not points.is_integer() or points < 2:
+        raise loc.fail(node.args[2], f"axis {name} needs a whole number of points, at "
+                                     f"least 2, not {points:g}")
+    if not high > low:
+        raise loc.fail(node, f"axis {name} runs from low to high, with high > low")
+    boundary = {"periodic": Periodic, "dirichlet": Dirichlet, "neumann": Neumann}[node.func.id]
+    parsed.axes.append((name, (low, high), int(points), boundary(*rest)))
+
+
+def _grid_line(rest, start, parsed, number):
+    if parsed.grid is not None:
+        raise Fail(start + 1, "the grid is already given on an earlier line")
+    for item, offset in _split_items(rest, start):
+        _grid_item(item, offset, parsed, number)
+    if not parsed.axes:
+        raise Fail(start + 1, "a grid has 1 to 3 axes, such as x = periodic(0, 1, 64)")
+    _, extent, points, boundaries = zip(*parsed.axes)
+    parsed.grid = Grid(extent, points, boundaries)
+
+
 def _parse_line(raw: str, number: int, parsed: _Parsed):
     line = _strip_comment(raw)
     if not line.strip():
@@ -191,6 +254,8 @@ def _parse_line(raw: str, number: int, parsed: _Parsed):
                    _unit_item if key == "units" else _init_item)
             for item, offset in _split_items(rest, start):
                 add(item, offset, parsed, number)
+        elif key == "grid":
+            _grid_line(rest, start, parsed, number)
         elif key == "name":
             name = rest.strip()
             if not _NAME.match(name) or keyword.iskeyword(name):
@@ -218,17 +283,23 @@ def _check_uses(parsed: _Parsed, problems: list):
     params = {name: None for name in (*parsed.params, *CONSTANTS)}
     later = {name: f"{name!r} is used before it is defined (line {line})"
              for name, (_, line) in parsed.aux.items()}
-    dynamic = dict(params, **later, **{s: None for s in parsed.rates}, **{TIME: None})
+    coordinates = {a: None for a in (parsed.grid.axis_names if parsed.grid else ())}
+    dynamic = dict(params, **later, **{s: None for s in parsed.rates}, **{TIME: None},
+                   **coordinates)
+    fields = (*parsed.rates, *parsed.aux)
+    operators = {op: fields for op in parsed.operators}
     for name, (loc, number) in parsed.aux.items():
-        _check_expression(loc, number, dynamic, problems)
+        _check_expression(loc, number, dynamic, problems, operators)
         dynamic[name] = None
     for loc, number in parsed.rates.values():
-        _check_expression(loc, number, dynamic, problems)
-    not_here = {s: "an initial value may use parameters only, not the state "
+        _check_expression(loc, number, dynamic, problems, operators)
+    allowed = "parameters and coordinates" if parsed.grid else "parameters"
+    not_here = {s: f"an initial value may use {allowed} only, not the state "
                    f"{s!r}" for s in parsed.rates}
-    not_here.update({a: f"an initial value may use parameters only, not {a!r}"
+    not_here.update({a: f"an initial value may use {allowed} only, not {a!r}"
                      for a in parsed.aux})
-    not_here[TIME] = "an initial value may use parameters only, not the time t"
+    not_here[TIME] = f"an initial value may use {allowed} only, not the time t"
+    params = dict(params, **coordinates)
     for state, (loc, number, column) in parsed.init.items():
         if state not in parsed.rates:
             problems.append(Problem(number, column, f"{state!r} is not a state (no d{state}/dt "
@@ -242,7 +313,7 @@ def _check_uses(parsed: _Parsed, problems: list):
                                     column + len(name)))
 
 
-def _check_expression(loc, number, known, problems):
+def _check_expression(loc, number, known, problems, operators=None):
     """Add every problem of one expression; inside a refused part nothing more is said."""
     if loc is None:  # its line failed to parse, and said so
         return
@@ -252,7 +323,7 @@ def _check_expression(loc, number, known, problems):
             if any(_inside(node, bad) for bad in refused):
                 continue
             try:
-                check_node(loc, node, known)
+                check_node(loc, node, known, operators)
             except Fail as fail:
                 fails.append(fail)
                 refused.append(node)
@@ -340,6 +411,8 @@ def _summary(parsed: _Parsed) -> str:
 
 
 def _build_class(parsed: _Parsed, text: str):
+    if parsed.grid is not None:
+        return field_model_class(parsed, text)
     vector_field, initial_state = _methods(parsed)
     units = {name: unit for name, (unit, _, _) in parsed.units.items()}
     namespace = {

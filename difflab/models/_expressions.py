@@ -208,9 +208,11 @@ _PYTHON_BINARY = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operat
                   ast.Div: operator.truediv, ast.Pow: math.pow, ast.Mod: operator.mod}
 
 
-def check_node(loc, node, known):
+def check_node(loc, node, known, operators=None):
     """Refuse ``node`` unless the allow-list admits it; ``known`` maps usable names to
-    None, or to the message explaining why that name cannot be used here."""
+    None, or to the message explaining why that name cannot be used here. ``operators``
+    (field models) maps each operator's name, such as ``laplace``, to the names of the
+    fields it may act on."""
     if type(node) in _FORBIDDEN:
         raise loc.fail(node, _FORBIDDEN[type(node)])
     if isinstance(node, ast.Constant):
@@ -233,7 +235,7 @@ def check_node(loc, node, known):
         if bad:
             raise loc.fail(node, f"comparison {_op_text(bad[0])} is not allowed")
     elif isinstance(node, ast.Call):
-        _check_call(loc, node)
+        _check_call(loc, node, operators or {})
     elif not isinstance(node, ast.BoolOp | ast.operator | ast.unaryop | ast.cmpop
                         | ast.boolop | ast.expr_context):
         raise loc.fail(node, f"{type(node).__name__} is not allowed in an equation")
@@ -275,21 +277,37 @@ def _check_name_use(loc, node, known):
         raise loc.fail(node, known[name])
 
 
-def _check_call(loc, node):
+def _check_call(loc, node, operators):
     func = node.func
     if not isinstance(func, ast.Name):
         raise loc.fail(func, _FORBIDDEN.get(type(func), "only the math functions can be called"))
     if func.id.startswith("_"):
         raise loc.fail(func, f"names starting with '_' are not allowed ({func.id!r})")
-    if func.id not in FUNCTIONS:
+    if func.id not in FUNCTIONS and func.id not in operators:
+        also = f" and the operators {', '.join(operators)}" if operators else ""
         raise loc.fail(func, f"unknown function {func.id!r}; the functions are "
-                             f"{', '.join(sorted(FUNCTIONS))}")
+                             f"{', '.join(sorted(FUNCTIONS))}{also}")
     if node.keywords:
         raise loc.fail(node.keywords[0].value, "keyword arguments are not allowed")
+    if func.id in operators:
+        _check_operator(loc, node, operators[func.id])
+        return
     arity = FUNCTIONS[func.id][1]
     if len(node.args) != arity:
         raise loc.fail(node, f"{func.id} takes {arity} argument{'s' * (arity > 1)}, "
                              f"got {len(node.args)}")
+
+
+def _check_operator(loc, node, fields):
+    """An operator takes one argument, which depends on a field (``laplace(u)``)."""
+    name = node.func.id
+    if len(node.args) != 1:
+        raise loc.fail(node, f"{name} takes 1 argument, got {len(node.args)}")
+    argument = node.args[0]
+    if not any(isinstance(n, ast.Name) and n.id in fields for n in ast.walk(argument)):
+        text = ast.get_source_segment(loc.text, argument) or "it"
+        raise loc.fail(argument, f"{name} acts on a field ({', '.join(fields)}), "
+                                 f"not on {text}")
 
 
 def compile_expression(node):
@@ -324,7 +342,11 @@ def compile_expression(node):
         values = [compile_expression(n) for n in node.values]
         op = jnp.logical_and if isinstance(node.op, ast.And) else jnp.logical_or
         return lambda env: _reduce(op, [v(env) for v in values])
-    func, args = FUNCTIONS[node.func.id][0], [compile_expression(n) for n in node.args]
+    args = [compile_expression(n) for n in node.args]
+    if node.func.id not in FUNCTIONS:  # an operator of a field model: env holds it
+        name = node.func.id
+        return lambda env: env[name](*(a(env) for a in args))
+    func = FUNCTIONS[node.func.id][0]
     return lambda env: func(*(a(env) for a in args))
 
 
