@@ -3,6 +3,7 @@
 import datetime
 import functools
 import importlib.metadata
+import os
 import platform
 import shlex
 import sys
@@ -28,10 +29,21 @@ def now() -> str:
     return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
 
 
+def typed_command(argv) -> str:
+    """A command line as its user typed it: the program by its name, not by the path it
+    was found at (``difflab run ...``, ``python -m difflab run ...``), so no folder of
+    the machine that ran it is kept in the file."""
+    program = os.path.basename(argv[0]) if argv and argv[0] else "python"
+    if program == "__main__.py":
+        program = f"python -m {os.path.basename(os.path.dirname(argv[0]))}"
+    return " ".join([program, shlex.join(argv[1:])]) if len(argv) > 1 else program
+
+
 def collect(command_line: str | None = None) -> dict:
     """The provenance of results written by this process, as attributes.
 
-    ``command_line`` defaults to this process's ``sys.argv``.
+    ``command_line`` defaults to this process's ``sys.argv``, as typed
+    (:func:`typed_command`).
     """
     import jax
 
@@ -40,7 +52,7 @@ def collect(command_line: str | None = None) -> dict:
     devices = jax.devices()
     record = {
         "time": now(),
-        "command_line": command_line if command_line is not None else shlex.join(sys.argv),
+        "command_line": command_line if command_line is not None else typed_command(sys.argv),
         "difflab_version": __version__,
         **{f"{name}_version": _version(name) for name in PACKAGES},
         "hdf5_version": h5py().version.hdf5_version,
