@@ -19,12 +19,12 @@ class LotkaVolterra(Model):
     is conserved.
     """
 
-    alpha: float = param(1.1, bounds=(0.01, 10.0), unit="1/time", doc="prey growth rate")
-    beta: float = param(0.4, bounds=(0.001, 10.0), unit="1/time", doc="predation rate")
-    gamma: float = param(0.4, bounds=(0.01, 10.0), unit="1/time", doc="predator death rate")
-    delta: float = param(0.1, bounds=(0.001, 10.0), unit="1/time", doc="predator growth per prey")
-    prey0: float = param(10.0, bounds=(0.0, 1000.0), doc="initial prey population")
-    predator0: float = param(10.0, bounds=(0.0, 1000.0), doc="initial predator population")
+    alpha: float = param(1.1, bounds=(0.01, 10.0), unit="1", doc="prey growth rate")
+    beta: float = param(0.4, bounds=(0.001, 10.0), unit="1", doc="predation rate")
+    gamma: float = param(0.4, bounds=(0.01, 10.0), unit="1", doc="predator death rate")
+    delta: float = param(0.1, bounds=(0.001, 10.0), unit="1", doc="predator growth per prey")
+    prey0: float = param(10.0, bounds=(0.0, 1000.0), unit="1", doc="initial prey population")
+    predator0: float = param(10.0, bounds=(0.0, 1000.0), unit="1", doc="initial predator population")
 
     state_names = ("prey", "predator")
     time_unit, state_units = "1", "1"  # counts, over time in units of the rates' own
@@ -51,8 +51,8 @@ class SIR(Model):
 
     beta: float = param(0.3, bounds=(0.0, 10.0), unit="1/day", doc="transmission rate")
     gamma: float = param(0.1, bounds=(0.001, 10.0), unit="1/day", doc="recovery rate")
-    N: float = param(1000.0, bounds=(1.0, 1e9), doc="total population")
-    infected0: float = param(1.0, bounds=(0.0, 1e6), doc="initially infected individuals")
+    N: float = param(1000.0, bounds=(1.0, 1e9), unit="1", doc="total population")
+    infected0: float = param(1.0, bounds=(0.0, 1e6), unit="1", doc="initially infected individuals")
 
     state_names = ("S", "I", "R")
     time_unit, state_units = "day", "1"  # individuals

@@ -95,11 +95,11 @@ class Duffing(Model):
 
     delta: float = param(0.3, bounds=(0.0, 5.0), unit="1/s", doc="damping")
     alpha: float = param(-1.0, bounds=(-10.0, 10.0), unit="1/s^2", doc="linear stiffness")
-    beta: float = param(1.0, bounds=(-10.0, 10.0), doc="cubic stiffness")
-    gamma: float = param(0.5, bounds=(0.0, 10.0), doc="driving amplitude")
+    beta: float = param(1.0, bounds=(-10.0, 10.0), unit="1/(m^2 s^2)", doc="cubic stiffness")
+    gamma: float = param(0.5, bounds=(0.0, 10.0), unit="m/s^2", doc="driving amplitude")
     omega: float = param(1.2, bounds=(0.01, 10.0), unit="rad/s", doc="driving frequency")
-    x0: float = param(1.0, bounds=(-5.0, 5.0), doc="initial displacement")
-    v0: float = param(0.0, bounds=(-5.0, 5.0), doc="initial velocity")
+    x0: float = param(1.0, bounds=(-5.0, 5.0), unit="m", doc="initial displacement")
+    v0: float = param(0.0, bounds=(-5.0, 5.0), unit="m/s", doc="initial velocity")
 
     state_names = ("x", "v")
     time_unit, state_units = "s", ("m", "m/s")

@@ -37,9 +37,9 @@ class HybridOscillator(Model):
     """
 
     omega: float = param(1.0, bounds=(0.01, 100.0), unit="rad/s", doc="natural frequency")
-    zeta: float = param(0.1, bounds=(0.0, 2.0), doc="damping ratio")
-    x0: float = param(1.0, bounds=(-10.0, 10.0), doc="initial displacement")
-    v0: float = param(0.0, bounds=(-10.0, 10.0), doc="initial velocity")
+    zeta: float = param(0.1, bounds=(0.0, 2.0), unit="1", doc="damping ratio")
+    x0: float = param(1.0, bounds=(-10.0, 10.0), unit="m", doc="initial displacement")
+    v0: float = param(0.0, bounds=(-10.0, 10.0), unit="m/s", doc="initial velocity")
     correction: eqx.nn.MLP
 
     state_names = ("x", "v")

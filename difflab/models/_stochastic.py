@@ -15,9 +15,9 @@ class OrnsteinUhlenbeck(SDEModel):
     """
 
     theta: float = param(1.0, bounds=(0.01, 100.0), unit="1/s", doc="mean-reversion rate")
-    mu: float = param(0.0, bounds=(-10.0, 10.0), doc="long-term mean")
+    mu: float = param(0.0, bounds=(-10.0, 10.0), unit="1", doc="long-term mean")
     sigma: float = param(0.5, bounds=(0.0, 10.0), doc="noise amplitude")
-    x0: float = param(1.0, bounds=(-10.0, 10.0), doc="initial value")
+    x0: float = param(1.0, bounds=(-10.0, 10.0), unit="1", doc="initial value")
 
     state_names = ("x",)
     time_unit, state_units = "s", "1"
