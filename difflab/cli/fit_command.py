@@ -193,7 +193,7 @@ def _run(model, data, params, kwargs, out, name, progress):
                 session.start_swmr()
                 result = _drain(stream, first, writer, progress)
                 writer.finish_with(result)
-            dl.io.save_run(out, result.trajectory())  # the run the fit kept
+            dl.io.save_run(out, result.trajectory(), fit=writer.name)  # the run the fit kept
     except dl.io.SessionFileError as error:
         raise UsageError(str(error)) from None
     except OSError as error:

@@ -69,6 +69,11 @@ class AnalysisFormat:
     def attributes(self) -> dict[str, tuple[type, ...]]:
         return {k: v for f, codec in self.fields.items() for k, v in codec.attributes(f).items()}
 
+    def renamed(self) -> dict[str, str]:
+        """``{attribute name in older files: name now}``."""
+        return {k: v for f, codec in self.fields.items()
+                for k, v in getattr(codec, "renamed", lambda _: {})(f).items()}
+
 
 FORMATS: dict[str, AnalysisFormat] = {}
 
@@ -127,7 +132,8 @@ register(
 
 register(
     PeriodicOrbits, "periodic_orbits",
-    param=Attribute(str), bounds=Attribute(tuple), status=Attribute(str), steps=Attribute(int),
+    param=Attribute(str), status=Attribute(str), steps=Attribute(int),
+    bounds=Attribute(tuple, stored="parameter_range", formerly="bounds"),  # CF's bounds: cells
     t=Attribute(),
     values=Array("orbit", long_name="value of the continued parameter"),
     periods=Array("orbit", long_name="period"),

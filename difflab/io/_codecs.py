@@ -167,20 +167,29 @@ class Ranges(Codec):
 
 class Attribute(Codec):
     """One value, an attribute of the group: a ``float``, an ``int``, a ``str`` or a
-    ``tuple`` of floats or of texts (an array attribute)."""
+    ``tuple`` of floats or of texts (an array attribute). ``stored``: the attribute's
+    name where it is not the field's (a field named like a CF attribute, ``bounds``);
+    ``formerly``: the name older files gave it."""
 
-    def __init__(self, type_: type = float):
+    def __init__(self, type_: type = float, *, stored: str | None = None,
+                 formerly: str | None = None):
         super().__init__()
-        self.type = type_
+        self.type, self.stored, self.formerly = type_, stored, formerly
 
     def specs(self, name):
         return {}
 
     def attributes(self, name):
         numbers = (int, float, np.integer, np.floating)
-        return {name: {str: (str,), tuple: (np.ndarray, list, *numbers)}.get(self.type, numbers)}
+        types = {str: (str,), tuple: (np.ndarray, list, *numbers)}.get(self.type, numbers)
+        return {self.stored or name: types}
+
+    def renamed(self, name) -> dict[str, str]:
+        """``{name in older files: name now}``."""
+        return {self.formerly: self.stored or name} if self.formerly else {}
 
     def encode(self, name, value, sizes):
+        name = self.stored or name
         if self.type is not tuple:
             return {}, {name: self.type(value)}
         if value and all(isinstance(v, str) for v in value):
@@ -188,7 +197,7 @@ class Attribute(Codec):
         return {}, {name: np.asarray(value, dtype=np.float64).reshape(-1)}
 
     def decode(self, name, variables, attrs):
-        value = attrs[name]
+        value = attrs[self.stored or name]
         if self.type is not tuple:
             return self.type(value)
         if isinstance(value, list):

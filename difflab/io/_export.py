@@ -19,15 +19,19 @@ SWEEP_ROWS = 1 << 16  # rows of a sweep read at a time while writing CSV
 
 def save_run(path: str | os.PathLike, traj, *, model=None, settings: dict | None = None,
              key=None, name: str | None = None, overwrite: bool = False, compress: bool = False,
-             command_line: str | None = None) -> str:
+             command_line: str | None = None, fit: str | None = None) -> str:
     """Add one run to a session file (made if absent), atomically; returns the run's name.
 
     Everything already in the file is kept. A trajectory of ``simulate`` knows its model
     and settings; ``model``, ``settings`` (``simulate``'s keyword arguments) and ``key``
-    override them. A ``name`` already in the file needs ``overwrite=True``.
+    override them. A ``name`` already in the file needs ``overwrite=True``. ``fit``: the
+    run is the one the fit of that name (in the file) kept, stored as ``<fit>_run``.
     """
     with write_session(path, overwrite=overwrite, compress=compress,
                        command_line=command_line) as session:
+        if fit is not None:
+            return session.add_run_of("fits", fit, traj, model=model, settings=settings,
+                                      key=key)
         return session.add_run(traj, model=model, settings=settings, key=key, name=name)
 
 

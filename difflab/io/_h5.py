@@ -344,18 +344,39 @@ def write_rows(dataset, start: int, block) -> None:
 
 LONG_TEXT = 64 << 10  # a text longer than this is kept in a dataset, not an attribute
 MAX_LONG_TEXT = 64 << 20  # the longest text a session keeps (a config file's limit)
-LONG_TEXT_PREFIX = "text."  # the dataset ``text.<name>`` holds the attribute ``<name>``
+LONG_TEXT_PREFIX = "text_"  # the dataset ``text_<name>`` holds the attribute ``<name>``
+OLD_LONG_TEXT_PREFIX = "text."  # its name in files written before CF names
+
+
+OLD_PREFIXES = ("param.", "unit.", "static.")  # attribute names before CF names: param_<p>
+
+
+def prefixed(attrs: dict, prefix: str) -> dict[str, str]:
+    """``{name: attribute}`` of the attributes ``<prefix>_<name>`` (``param_rho``)."""
+    return {k[len(prefix) + 1:]: k for k in attrs if k.startswith(prefix + "_")}
+
+
+def with_cf_names(attrs: dict) -> dict:
+    """Attributes with the names of older files made CF names: ``param.rho`` becomes
+    ``param_rho`` (where both are present, ``param_rho`` is kept)."""
+    out = {(k.replace(".", "_", 1) if k.startswith(OLD_PREFIXES) else k): v
+           for k, v in attrs.items() if not k.startswith(OLD_PREFIXES)}
+    for k, v in attrs.items():
+        if k.startswith(OLD_PREFIXES):
+            out.setdefault(k.replace(".", "_", 1), v)
+    return out
 
 
 def _set_long_text(obj, name: str, value: str) -> None:
-    """A long text attribute of a group, as the scalar dataset ``text.<name>``."""
+    """A long text attribute of a group, as the scalar dataset ``text_<name>``."""
     size = len(value.encode("utf-8"))
     if size > MAX_LONG_TEXT or not isinstance(obj, h5py().Group):
         raise ValueError(f"the text {name!r} is {size_text(size)} long; a session keeps "
                          f"at most {size_text(MAX_LONG_TEXT if isinstance(obj, h5py().Group) else LONG_TEXT)}")
     key = LONG_TEXT_PREFIX + name
-    if key in obj:
-        del obj[key]
+    for old in (key, OLD_LONG_TEXT_PREFIX + name):
+        if old in obj:
+            del obj[old]
     if name in obj.attrs:
         del obj.attrs[name]
     data, dtype = fixed_strings(value)
@@ -366,7 +387,7 @@ def set_attrs(obj, attrs: dict) -> None:
     """Write attributes, skipping ``None``; strings as UTF-8, sequences as arrays.
 
     A text longer than :data:`LONG_TEXT` (a sweep's config of many points) goes into a
-    dataset ``text.<name>`` of the group, which the reader reads back as the attribute.
+    dataset ``text_<name>`` of the group, which the reader reads back as the attribute.
     """
     for name, value in attrs.items():
         if value is None:

@@ -73,7 +73,7 @@ class ModelRecord:
 
 
 def check_static(record: ModelRecord) -> None:
-    """``ValueError`` naming the field unless every stored ``static.*`` value fits the
+    """``ValueError`` naming the field unless every stored ``static_*`` value fits the
     model's class: a setting it has, of its type, with its sign, and a count (an integer
     whose default is positive: grid points, bodies, oscillators) at most
     :data:`MAX_STATIC_COUNT`. A class DiffLab cannot look up without running code (a
@@ -81,7 +81,7 @@ def check_static(record: ModelRecord) -> None:
     cls = _known_class(record)
     fields = {f.name: f for f in dataclasses.fields(cls)} if cls is not None else None
     for name, value in record.static.items():
-        where = f"static.{name} = {value!r}"
+        where = f"static_{name} = {value!r}"
         if isinstance(value, float) and not math.isfinite(value):
             raise ValueError(f"{where} is not a finite number")
         if fields is None:

@@ -8,6 +8,7 @@ dimension, with dimension ids (``_Netcdf4Dimid``) netCDF-C needs to find both di
 """
 
 import dataclasses
+import re
 from typing import Any
 
 import numpy as np
@@ -347,6 +348,38 @@ def state_attrs(model, state_names, long_name: str) -> dict:
         return {"long_name": long_name, **unit_attrs(units[0])}
     listed = ", ".join(f"{s} {u or '(not declared)'}" for s, u in zip(state_names, units))
     return {"long_name": long_name, "comment": f"units differ by state: {listed}"}
+
+
+def parameter_units(model, names) -> list:
+    """The declared unit of each parameter (None where the model declares none)."""
+    specs = type(model).parameter_specs() if hasattr(type(model), "parameter_specs") else {}
+    units = getattr(model, "units", None) if not specs else None  # a stored model record
+    return [(units or {}).get(p) or getattr(specs.get(p), "unit", "") or None for p in names]
+
+
+def quotient_unit(numerator: str | None, denominator: str | None) -> str | None:
+    """``numerator / denominator`` as a UDUNITS string (``m/(1/s)``); None if either is."""
+    if not numerator or not denominator:
+        return None
+    if denominator == "1":
+        return numerator
+    if numerator == denominator:
+        return "1"
+    simple = re.fullmatch(r"[A-Za-z_]+", denominator)
+    return f"{numerator}/{denominator}" if simple else f"{numerator}/({denominator})"
+
+
+def derivative_attrs(model, state_names, parameter_names, long_name: str) -> dict:
+    """Attributes of ``d state / d parameter``: the unit of the state over that of the
+    parameter where one unit fits all, else each pair's, never a guess."""
+    pairs = {(s, p): quotient_unit(su, pu)
+             for s, su in zip(state_names, state_units(model, state_names))
+             for p, pu in zip(parameter_names, parameter_units(model, parameter_names))}
+    units = set(pairs.values())
+    if len(units) == 1:
+        return {"long_name": long_name, **unit_attrs(units.pop())}
+    listed = ", ".join(f"d {s} / d {p} {u or '(not declared)'}" for (s, p), u in pairs.items())
+    return {"long_name": long_name, "comment": f"units differ: {listed}"}
 
 
 RESULT_FLAGS = {

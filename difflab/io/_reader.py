@@ -55,7 +55,7 @@ class _Reader:
             self.fail(where, f"{len(names)} attributes (at most {MAX_MEMBERS})")
         out = {n: self.attr(obj, n, where) for n in names if n not in RESERVED}
         out.update(self.long_texts(obj, where))
-        return out
+        return _h5.with_cf_names(out)
 
     def long_texts(self, obj, where: str) -> dict:
         """The long text attributes a group keeps as datasets ``text.<name>``."""
@@ -65,13 +65,24 @@ class _Reader:
             return {}
         out = {}
         for key in obj:
-            if key.startswith(_h5.LONG_TEXT_PREFIX):
+            name = self._long_text_name(obj, key)
+            if name is not None:
                 ds = self.dataset(obj, key, where, "s", ndim=0)
                 if ds.dtype.itemsize > _h5.MAX_LONG_TEXT:
                     self.fail(where, f"{key!r} is too long ({ds.dtype.itemsize} bytes)")
-                out[key[len(_h5.LONG_TEXT_PREFIX):]] = self._text(
-                    ds[()], f"{where}/{key}", _h5.MAX_LONG_TEXT)
+                out[name] = self._text(ds[()], f"{where}/{key}", _h5.MAX_LONG_TEXT)
         return out
+
+    def _long_text_name(self, group, key: str) -> str | None:
+        """The attribute a long-text dataset ``text_<name>`` (``text.<name>`` in older
+        files) holds; ``None`` for other members (a variable whose name starts so)."""
+        if key.startswith(_h5.OLD_LONG_TEXT_PREFIX):
+            return key[len(_h5.OLD_LONG_TEXT_PREFIX):]
+        if not key.startswith(_h5.LONG_TEXT_PREFIX):
+            return None
+        ds = self._get(group, key)
+        scalar_text = getattr(ds, "ndim", None) == 0 and ds.dtype.kind == "S"
+        return key[len(_h5.LONG_TEXT_PREFIX):] if scalar_text else None
 
     def attr(self, obj, name: str, where: str):
         meta = obj.attrs.get_id(name)
@@ -294,11 +305,12 @@ def _model(reader: _Reader, key: str, group) -> ModelRecord:
         key=key, origin=origin, name=text("name"), class_name=text("class_name", False) or "",
         version=text("version", False) or "", path=text("path", False),
         sha256=text("sha256", False),
-        parameters={k[6:]: float(reader.typed(attrs, k, (int, float), where))
-                    for k in attrs if k.startswith("param.")},
-        units={k[5:]: v for k, v in attrs.items() if k.startswith("unit.") and isinstance(v, str)},
-        static={k[7:]: v for k, v in attrs.items()
-                if k.startswith("static.") and isinstance(v, (int, float, str))},
+        parameters={p: float(reader.typed(attrs, k, (int, float), where))
+                    for p, k in _h5.prefixed(attrs, "param").items()},
+        units={p: attrs[k] for p, k in _h5.prefixed(attrs, "unit").items()
+               if isinstance(attrs[k], str)},
+        static={p: attrs[k] for p, k in _h5.prefixed(attrs, "static").items()
+                if isinstance(attrs[k], (int, float, str))},
     )
     try:
         check_static(record)
@@ -318,25 +330,26 @@ def _leaves(reader: _Reader, group, record: ModelRecord, where: str) -> None:
     members = reader.members(leaves, where, dataset=True)
     total = 0
     for i in range(len(members)):
-        if str(i) not in members:
+        name = next((n for n in (f"leaf_{i}", str(i)) if n in members), None)  # str(i): older files
+        if name is None:
             reader.fail(f"{where}/leaves", f"leaf {i} is missing")
-        ds = reader.dataset(leaves, str(i), f"{where}/leaves", "f")
+        ds = reader.dataset(leaves, name, f"{where}/leaves", "f")
         total += ds.size
         if total > MAX_LEAF_ELEMENTS:
             reader.fail(where, "the model's arrays are absurdly large")
-        attrs = reader.attrs(ds, f"{where}/leaves/{i}")
-        path = reader.typed(attrs, "path", str, f"{where}/leaves/{i}")
+        attrs = reader.attrs(ds, f"{where}/leaves/{name}")
+        path = reader.typed(attrs, "path", str, f"{where}/leaves/{name}")
         record.leaves[path] = ds[()]
         if isinstance(attrs.get("key_impl"), str):
             record.leaf_key_impls[path] = attrs["key_impl"]
 
 
 def _result(reader: _Reader, session: Session, kind: str, name: str, group,
-            spec=None, optional_coords=None):
+            spec=None, optional_coords=None, renamed=None):
     where = f"/{kind}/{name}"
     if not NAME.fullmatch(name):
         reader.fail(where, "invalid result name")
-    attrs = reader.attrs(group, where)
+    attrs = _renamed(reader.attrs(group, where), renamed or {})
     spec = spec or SPECS[kind]
     model = reader.typed(attrs, "model", str, where)
     if model not in session.models:
@@ -370,10 +383,22 @@ def _analysis(reader: _Reader, session: Session, name: str, group) -> Stored | N
     fmt = _analyses.FORMATS.get(reader.typed(attrs, "analysis", str, where))
     if fmt is None:
         return None
+    attrs = _renamed(attrs, fmt.renamed())
     for attr, types in fmt.attributes().items():
         reader.typed(attrs, attr, types, where)
     spec, optional_coords = fmt.spec()
-    return _result(reader, session, ANALYSES, name, group, spec, optional_coords)
+    return _result(reader, session, ANALYSES, name, group, spec, optional_coords,
+                   fmt.renamed())
+
+
+def _renamed(attrs: dict, renamed: dict[str, str]) -> dict:
+    """Attributes with the names older files gave them made today's (``bounds`` of
+    periodic orbits is ``parameter_range``); a name already there is kept."""
+    out = {k: v for k, v in attrs.items() if k not in renamed}
+    for old, new in renamed.items():
+        if old in attrs:
+            out.setdefault(new, attrs[old])
+    return out
 
 
 def _check_result(reader, kind, attrs, variables, where) -> None:

@@ -100,8 +100,8 @@ def _save_sensitivity(session, sens, name) -> str:
     """``sens``'s run to ``/runs`` and its ``dy_dp`` to ``/sensitivities``."""
     settings = _settings(sens.settings)
     name = name or _next_name(session.file["sensitivities"], "sensitivity")
-    run = session.add_run(sens.trajectory, model=sens.model, settings=settings,
-                          name=f"{name}.run")
+    run = session.add_run_of("sensitivities", name, sens.trajectory, model=sens.model,
+                             settings=settings)
     name = session.add_sensitivity(
         model=sens.model, parameter_names=sens.parameters, dy_dp=sens.raw,
         time=sens.ts, state_names=sens.state_names, method="forward",
@@ -131,6 +131,5 @@ def _save_fit(session, result, name) -> str:
     writer.append(result.loss_history, result.parameter_history)
     writer.finish_with(result)
     if result.run is not None:  # the run the fit kept: saving never simulates
-        run = session.add_run(result.run, name=f"{writer.name}.run")
-        _h5.set_attrs(writer.group, {"run": run})
+        session.add_run_of("fits", writer.name, result.run)
     return writer.name

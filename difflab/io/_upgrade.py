@@ -7,6 +7,7 @@ Version 0 is the single-run file of DiffLab 0.1's ``write_run_h5``: root attribu
 attributes ``model``, ``param.<p>``, the settings and ``result``; no models group.
 """
 
+from . import _h5
 from ._models import ModelRecord
 from ._schema import SPECS
 from ._session import Session, Stored
@@ -47,8 +48,8 @@ def read_version_0(reader, f) -> Session:
         where = f"/runs/{name}"
         attrs = reader.attrs(group, where)
         model = reader.typed(attrs, "model", str, where)
-        params = {k[6:]: float(reader.typed(attrs, k, (int, float), where))
-                  for k in attrs if k.startswith("param.")}
+        params = {p: float(reader.typed(attrs, k, (int, float), where))
+                  for p, k in _h5.prefixed(attrs, "param").items()}
         record = ModelRecord(key="", origin="builtin" if _is_builtin(model) else "user",
                              name=model, class_name="", version=version, parameters=params)
         record.key = _model_key(session.models, record)

@@ -61,6 +61,11 @@ def settings_attrs(settings: dict | None, model=None) -> dict:
     return out
 
 
+def run_name(owner: str) -> str:
+    """The name of the run that the fit or sensitivity ``owner`` brings: ``<owner>_run``."""
+    return f"{owner}_run"
+
+
 def _step_counts(traj) -> dict:
     """A run's accepted and rejected steps, when it knows them."""
     counts = {k: getattr(traj, k, None) for k in ("accepted_steps", "rejected_steps")}
@@ -136,16 +141,16 @@ class SessionWriter:
             "origin": record.origin, "name": record.name, "class_name": record.class_name,
             "version": record.version, "path": record.path, "sha256": record.sha256,
             "fingerprint": fingerprint,
-            **{f"param.{k}": float(v) for k, v in record.parameters.items()},
-            **{f"unit.{k}": v for k, v in record.units.items()},
-            **{f"static.{k}": v for k, v in record.static.items()},
+            **{f"param_{k}": float(v) for k, v in record.parameters.items()},
+            **{f"unit_{k}": v for k, v in record.units.items()},
+            **{f"static_{k}": v for k, v in record.static.items()},
         })
         if record.source is not None:
             data, dtype = _h5.fixed_strings(record.source)
             group.create_dataset("source", data=data, dtype=dtype)
         leaves = group.create_group("leaves")
         for i, (path, leaf) in enumerate(record.leaves.items()):
-            dataset = leaves.create_dataset(str(i), data=np.asarray(leaf))
+            dataset = leaves.create_dataset(f"leaf_{i}", data=np.asarray(leaf))
             _h5.set_attrs(dataset, {"path": path, "key_impl": record.leaf_key_impls.get(path)})
         self._fingerprints[fingerprint] = key
         return key
@@ -157,7 +162,7 @@ class SessionWriter:
         record = model if isinstance(model, ModelRecord) else record_of(model)
         attrs = {"model": self.add_model_record(record), "provenance": self.provenance,
                  "Conventions": "CF-1.10",
-                 **{f"param.{k}": v for k, v in record.parameters.items()},
+                 **{f"param_{k}": v for k, v in record.parameters.items()},
                  **settings_attrs(settings, None if isinstance(model, ModelRecord) else model),
                  **_provenance.key_record(key)}
         attrs.update({k: v for k, v in (extra or {}).items() if v is not None})
@@ -216,6 +221,16 @@ class SessionWriter:
                                   {**run_variables(ts, ys, traj.state_names, model), **events})
         return group.name.rsplit("/", 1)[-1]
 
+    def add_run_of(self, kind: str, owner: str, traj, **kwargs) -> str:
+        """Store the run a fit or a sensitivity brings, as ``<owner>_run`` (``fit0_run``,
+        ``sensitivity0_run``): the one naming rule of Python's ``save`` and the CLI's
+        ``--out``. The owner (``/<kind>/<owner>``, if already stored) names it in its ``run``
+        attribute; returns the run's name."""
+        name = self.add_run(traj, name=run_name(owner), **kwargs)
+        if owner in self.file.get(kind, {}):
+            _h5.set_attrs(self.file[kind][owner], {"run": name})
+        return name
+
     def add_sensitivity(self, *, model, parameter_names, gradient=None, dy_dp=None,
                         time=None, state_names=None, method=None, objective=None,
                         value=None, run=None, settings=None, key=None, name=None) -> str:
@@ -233,7 +248,9 @@ class SessionWriter:
             variables.update(time_state(np.asarray(time), state_names, model))
             variables["dy_dp"] = Variable(("time", "state", "parameter"),
                                           np.asarray(dy_dp, dtype=np.float64),
-                                          {"long_name": "d state / d parameter"})
+                                          _netcdf.derivative_attrs(
+                                              model, state_names, parameter_names,
+                                              "d state / d parameter"))
         attrs = self.result_attrs(model=model, settings=settings, key=key, extra={
             "method": method, "objective": objective,
             "value": None if value is None else float(value), "run": run, "complete": 1})

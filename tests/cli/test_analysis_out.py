@@ -69,7 +69,7 @@ def test_each_command_adds_its_result_and_prints_the_same_json(tmp_path, capsys)
         np.testing.assert_array_equal(group["states"][()], states)
         kinds = [b"".join(row).decode() for row in group["stability"][()]]
         assert kinds == [e["stability"] for e in found["equilibria"]]
-        assert group.attrs["model"].decode() == "lorenz" and f["models/lorenz"].attrs["param.rho"] == 10
+        assert group.attrs["model"].decode() == "lorenz" and f["models/lorenz"].attrs["param_rho"] == 10
         (point,) = branch["special"]
         assert f["analyses/origin/special_value"][()].tolist() == [point["value"]]
         assert f["analyses/origin"].attrs["start"] == 0.0 and f["analyses/origin"].attrs["stop"] == 2.0

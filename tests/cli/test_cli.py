@@ -51,7 +51,7 @@ def test_run_writes_csv_and_h5(tmp_path):
         np.testing.assert_array_equal(run["time"][:], table[:, 0])
         np.testing.assert_array_equal(run["y"][:], table[:, 1:])
         assert run.attrs["model"] == b"pendulum" and run.attrs["solver"] == b"tsit5"  # fixed-length text
-        assert run.attrs["param.theta0"] == 0.01
+        assert run.attrs["param_theta0"] == 0.01
     # Small-angle pendulum: theta(t) = 0.01 cos(sqrt(g/L) t).
     np.testing.assert_allclose(table[:, 1], 0.01 * np.cos(np.sqrt(9.81) * table[:, 0]), atol=1e-6)
 

@@ -26,7 +26,7 @@ def test_the_lotka_volterra_example_recovers_its_parameters(tmp_path, capsys):
     assert "step" in captured.err and "loss" in captured.err  # progress on stderr
 
     session = dl.open(out)
-    assert len(session.fits) == 1 and len(session.runs) == 1
+    assert len(session.fits) == 1 and session.runs.names() == ["lotka_volterra_run"]
     with h5py.File(out) as f:
         fit = f["fits/lotka_volterra"]
         loss = fit["loss"][()]
@@ -87,6 +87,7 @@ def test_a_multi_start_fit_shows_progress_and_writes_each_start(tmp_path, capsys
     with h5py.File(out) as f:
         fit = f["fits/fit0"]
         assert fit["start_done"][()].tolist() == [1] * 6
+        assert fit.attrs["run"] == b"fit0_run" and list(f["runs"]) == ["fit0_run"]  # as in Python
         losses = fit["start_loss"][()]
         assert np.all(np.isfinite(losses)) and fit["start_parameters"].shape[0] == 6
     back = dl.open(out).fits[0]

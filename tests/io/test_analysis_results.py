@@ -303,6 +303,26 @@ def test_xarray_reads_curves_orbits_and_sections(results, path):
         assert ds.sizes["crossing"] == 0 and ds["ys"].shape == (0, 3) and ds.attrs["found"] == 0
 
 
+def test_the_range_of_periodic_orbits_is_not_named_like_cf_bounds(results, path, tmp_path):
+    """Before: the attribute was ``bounds``, which CF reserves for cell boundaries; files
+    written so still open, and are saved with the new name."""
+    with h5py.File(path, "r") as f:
+        assert "bounds" not in f["analyses/orbits"].attrs
+        np.testing.assert_array_equal(f["analyses/orbits"].attrs["parameter_range"],
+                                      results["orbits"].bounds)
+    old = tmp_path / "old.h5"
+    shutil.copy(path, old)
+    with h5py.File(old, "r+") as f:
+        attrs = f["analyses/orbits"].attrs
+        attrs["bounds"] = attrs["parameter_range"]
+        del attrs["parameter_range"]
+    assert dl.open(old).analyses["orbits"].bounds == results["orbits"].bounds
+    dl.io.save(tmp_path / "again.h5", dl.open(old))
+    with h5py.File(tmp_path / "again.h5", "r") as f:
+        assert "parameter_range" in f["analyses/orbits"].attrs
+        assert "bounds" not in f["analyses/orbits"].attrs
+
+
 def test_h5py_reads_plain_datasets_with_dimension_scales(results, path):
     with h5py.File(path) as f:
         group = f["analyses/branch"]

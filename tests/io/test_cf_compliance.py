@@ -44,9 +44,12 @@ def _results():
     data = dl.io.Observations(np.asarray(truth.ts), np.asarray(truth.ys), lorenz.state_names)
     fit = dl.fit(lorenz.replace(rho=27.5), data, ["rho"], dt=1e-2, fit_max_steps=5, throw=False)
     sens = dl.sensitivity(lorenz, 0.5, params=["rho"], dt=1e-2, n_save=11)
+    lotka = dl.simulate(dl.models.get("lotka_volterra")(), 1.0, **short)
+    sir = dl.sensitivity(dl.models.get("sir")(), 1.0, params=["beta"], dt=0.1, n_save=3)
     return {"runs/run": run, "runs/events": events, "sweeps/grid": grid,
             "sweeps/sample": sample, "fits/fit": fit, "sensitivities/sens": sens,
-            "analyses/equilibria": dl.equilibria(lorenz)}
+            "analyses/equilibria": dl.equilibria(lorenz), "runs/lotka": lotka,
+            "sensitivities/sir": sir}
 
 
 @pytest.fixture(scope="module")
@@ -65,11 +68,12 @@ def checked(tmp_path_factory):
             ds.attrs["Conventions"] = "CF-1.8"
             ds.to_netcdf(flat, engine="netcdf4")
         out[group] = _check(flat, folder)
+    out["path"] = path
     return out
 
 
 GROUPS = ("runs/run", "runs/events", "sweeps/grid", "sweeps/sample", "fits/fit",
-          "sensitivities/sens", "analyses/equilibria")
+          "sensitivities/sens", "analyses/equilibria", "runs/lotka", "sensitivities/sir")
 
 
 def _check(flat, folder) -> tuple[list, list]:
@@ -88,3 +92,10 @@ def test_each_result_group_is_valid_cf(checked, group):
     errors, warnings = checked[group]
     assert errors == [], errors
     assert [w for w in warnings if "units" in w] == [], warnings  # every physical quantity has units
+    assert [w for w in warnings if "(2.3)" in w] == [], warnings  # every name is a CF name
+
+
+def test_derivatives_carry_the_units_udunits_reads(checked):
+    """sir's dy_dp is in people per (1/day): the checker parses it (no error above)."""
+    with xr.open_dataset(checked["path"], group="sensitivities/sir", engine="h5netcdf") as ds:
+        assert ds.dy_dp.attrs["units"] == "1/(1/day)" and ds.time.attrs["units"] == "day"

@@ -71,7 +71,7 @@ EDITS = {
     "sweep chunks mismatch": (_set("sweeps/sweep0@chunk_size", np.int64(1)), "chunks do not cover"),
     "zero chunk size": (_set("sweeps/sweep0@chunk_size", np.int64(0)), "must be at least 1"),
     "bad origin": (_set("models/lorenz@origin", "eval"), "origin must be"),
-    "leaf missing": (_delete("models/lorenz/leaves/0"), "leaf 0 is missing"),
+    "leaf missing": (_delete("models/lorenz/leaves/leaf_0"), "leaf 0 is missing"),
     "invalid json layout": (_set("app@plot_layout", "{not json"), "not valid JSON"),
     "external link": (lambda f: (f.__delitem__("runs/run0/y"), f["runs/run0"].__setitem__(
         "y", h5py.ExternalLink("/etc/passwd", "/y"))), "'y' is missing"),

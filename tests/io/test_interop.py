@@ -48,7 +48,7 @@ def test_xarray_sees_the_dimensions_and_values(built):
         assert list(ds["state_name"].values) == ["x", "y", "z"]
         np.testing.assert_array_equal(ds["y"].values, np.asarray(run.ys))
         np.testing.assert_array_equal(ds["time"].values, np.asarray(run.ts))
-        assert ds.attrs["model"] == "lorenz" and ds.attrs["param.rho"] == 28.0
+        assert ds.attrs["model"] == "lorenz" and ds.attrs["param_rho"] == 28.0
     with _open(built["path"], "sweeps/sweep0") as ds:
         assert ds["y"].dims == ("point", "time", "state")
         assert ds["parameters"].dims == ("point", "parameter")

@@ -59,7 +59,7 @@ def test_a_fit_keeps_its_own_run_the_optimizer_limit_and_its_wall_time(tmp_path)
     name = dl.io.save(path, fit)
     session = dl.open(path)
     stored = session.stored("fits", name)
-    assert stored.attrs["run"] == f"{name}.run" and f"{name}.run" in session.runs.names()
+    assert stored.attrs["run"] == f"{name}_run" and f"{name}_run" in session.runs.names()
     assert (stored.attrs["fit_max_steps"], stored.attrs["max_steps"]) == (40, 5000)
     back = session.fits[name]
     assert back.max_steps == 40 and back.settings["max_steps"] == 5000

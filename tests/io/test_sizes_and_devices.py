@@ -63,7 +63,7 @@ def _heat_session(path, n):
     with dl.io.write_session(path) as s:
         key = s.add_model(dl.models.get("heat1d")(n=4))
     with h5py.File(path, "r+") as f:
-        f[f"models/{key}"].attrs["static.n"] = n
+        f[f"models/{key}"].attrs["static_n"] = n
     return path
 
 
@@ -73,7 +73,7 @@ def _heat_session(path, n):
                                         (np.float64(2.5), "does not fit the model")])
 def test_a_stored_model_s_static_fields_are_checked_on_open(tmp_path, n, message):
     path = _heat_session(tmp_path / "crafted.h5", n)
-    with pytest.raises(SessionFileError, match=f"static.n = .*{message}"):
+    with pytest.raises(SessionFileError, match=f"static_n = .*{message}"):
         dl.open(path)
 
 
@@ -86,6 +86,6 @@ def test_a_stored_model_with_a_sensible_size_opens(tmp_path):
 def test_an_unknown_static_setting_is_refused(tmp_path):
     path = _heat_session(tmp_path / "crafted.h5", np.int64(4))
     with h5py.File(path, "r+") as f:
-        f["models"][next(iter(f["models"]))].attrs["static.size"] = np.int64(3)
+        f["models"][next(iter(f["models"]))].attrs["static_size"] = np.int64(3)
     with pytest.raises(SessionFileError, match="no such setting"):
         dl.open(path)

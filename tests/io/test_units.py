@@ -141,3 +141,46 @@ def test_analyses_carry_units_of_states_times_rates_and_the_parameter(tmp_path, 
     assert "x m, v m/s" in _attrs(path, "final_state", engine, group)["comment"]
     assert _attrs(path, "values", engine, "analyses/branch")["units"] == "1/s^2"
     assert _attrs(path, "eigenvalues_real", engine, "analyses/branch")["units"] == "1/s"
+
+
+def _sensitivity(tmp_path, model, states):
+    import numpy as np
+
+    path = tmp_path / f"sens_{type(model).__name__}_{len(states)}.h5"
+    with dl.io.write_session(path) as s:
+        s.add_sensitivity(model=model, parameter_names=["k"], dy_dp=np.ones((2, len(states), 1)),
+                          time=[0.0, 1.0], state_names=states)
+    return path
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_dy_dp_is_in_units_of_the_state_over_the_parameter(tmp_path, engine):
+    """Before: ``dy_dp`` had no units whatever the model declared."""
+    group = "sensitivities/sensitivity0"
+    one = _attrs(_sensitivity(tmp_path, Cart(), ["x"]), "dy_dp", engine, group)
+    assert one["units"] == "m/(1/s^2)"  # m s^2, as UDUNITS reads it
+    both = _attrs(_sensitivity(tmp_path, Cart(), ["x", "v"]), "dy_dp", engine, group)
+    assert "units" not in both
+    assert both["comment"] == "units differ: d x / d k m/(1/s^2), d v / d k m/s/(1/s^2)"
+    bare = _attrs(_sensitivity(tmp_path, Bare(), ["x"]), "dy_dp", engine, group)
+    assert "units" not in bare and bare["comment"] == UNKNOWN
+
+
+
+def test_every_built_in_unit_is_one_udunits_reads():
+    """Before: Lotka-Volterra's rates were in "1/time", which UDUNITS rejects."""
+    try:
+        from cfunits import Units
+    except (ImportError, OSError) as error:  # cfunits needs the UDUNITS-2 library
+        pytest.skip(f"cfunits cannot be imported: {error}")
+    checked = 0
+    for name in dl.models.available():
+        model = dl.models.get(name)()
+        units = {"time": model.time_unit, **{s: model.state_unit(s) for s in model.state_names},
+                 **{p: spec.unit for p, spec in type(model).parameter_specs().items()}}
+        for what, unit in units.items():
+            if unit:  # undeclared stays undeclared (Ornstein-Uhlenbeck's sigma, in s^-1/2)
+                assert Units(unit).isvalid, f"{name}: {what} in {unit!r}"
+                checked += 1
+    assert checked > 50
+    assert Units("m/(1/s^2)").equals(Units("m s^2"))  # dy_dp's units, as written above
