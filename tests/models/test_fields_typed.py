@@ -3,6 +3,7 @@ operators, and the linear part found in the text."""
 
 import re
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
@@ -73,6 +74,15 @@ def test_diffusion_decays_as_its_fourier_mode(diffusion):
     for t, u in zip(np.asarray(traj.ts), np.asarray(traj["u"])):
         exact = np.exp(-0.01 * (2 * np.pi) ** 2 * t) * np.sin(2 * np.pi * x)
         np.testing.assert_allclose(u, exact, rtol=0, atol=1e-12)
+
+
+def test_diffusion_is_differentiable_in_its_parameter(diffusion):
+    def peak(D):
+        return dl.simulate(diffusion.replace(D=D), 1.0, n_save=2)["u"][-1, 4]  # x = 1/4
+
+    k2 = (2 * np.pi) ** 2
+    np.testing.assert_allclose(float(jax.grad(peak)(0.01)), -k2 * np.exp(-0.01 * k2),
+                               rtol=1e-10)
 
 
 def test_diffusion_linear_multiplier_is_minus_d_k_squared(diffusion):
