@@ -1,11 +1,19 @@
 """Field models in the app, Qt-free: what to run, its frames, how to colour them, painting.
 
-A :class:`FieldSession` holds one 2-D field model (its parameters and grid), the frames
-of its run so far (frame 0 is the initial state) and the commands that change them. A
+A :class:`FieldSession` holds one field model (its parameters and grid of one, two or
+three axes), the frames of its run so far (frame 0 is the initial state), how they are
+shown (fields shown, colour maps, held levels) and the commands that change them. A
 run streams: :meth:`FieldSession.run_request` says what to advance, :func:`stream_frames`
 advances it in chunks of frames off the GUI thread, :meth:`FieldSession.accept` takes each
 chunk back. Painting a disc into a frame (:func:`paint_disc`) is undoable on the lab's
 undo stack; the frames after it are dropped, and a run under way continues from it.
+A brush stroke (:meth:`FieldSession.begin_stroke`, ``stroke``, ``end_stroke``) paints a
+disc at every point of a drag and is one undo step.
+
+The session is part of the lab's document: :meth:`FieldSession.snapshot` is its run as a
+:class:`~difflab.solvers.FieldTrajectory`, :meth:`FieldSession.view_settings` how it is
+shown, and :meth:`FieldSession.load` brings both back from a session file. ``edits``
+counts its changes, so a save writes the run only when it changed.
 
 The session answers what :class:`difflab.gui.parameters.ParameterPanel` asks of a lab
 (``model_name``, ``params``, ``specs``, ``set_param``, ``events.params``, ...), so the
@@ -29,7 +37,12 @@ FIELD_EVENTS = {
     "frames": "start: index of the first frame that changed (frames from it on are new); "
               "edited: True where a frame was painted (or its painting undone)",
     "log": "level, text",
+    "view": "the fields shown, their colour maps or held levels changed",
 }
+#: the name of the app's field run in a session file
+FIELD_RUN = "fields"
+COLOUR_MAPS = ("viridis", "inferno", "cividis", "CET-D1A", "CET-L1")
+DEFAULT_POINTS_BY_AXES = {1: 128, 2: 64, 3: 24}
 SEQUENTIAL_MAP = "viridis"
 DIVERGING_MAP = "CET-D1A"  # blue-white-red, perceptually uniform (colorcet D1A)
 SIGNED_SHARE = 0.01  # signed: its smaller side is more than this share of the larger
@@ -47,6 +60,12 @@ def plane_models() -> list[str]:
     """The registered field models written for grids of two axes."""
     return [name for name in dl.models.field_models()
             if 2 in dl.models.get(name).dimensions]
+
+
+def model_choices() -> list[tuple[str, int]]:
+    """Every registered field model with each number of axes it is written for."""
+    return [(name, ndim) for name in dl.models.field_models()
+            for ndim in dl.models.get(name).dimensions]
 
 
 def is_signed(values: np.ndarray) -> bool:
@@ -188,15 +207,25 @@ def _chunk_runner(request: FieldRequest):
 class FieldSession:
     """A field model, its parameters and grid, and the frames of its run (see the module)."""
 
-    def __init__(self, lab=None, model: str = "gray_scott", points: int = DEFAULT_POINTS):
+    def __init__(self, lab=None, model: str | None = "gray_scott",
+                 points: int = DEFAULT_POINTS, ndim: int = 2):
+        """``model`` ``None``: nothing is selected until :meth:`load` brings a run."""
         self.lab = lab
         self.undo_stack = lab.undo_stack if lab is not None else UndoStack()
         self.events = EmitterGroup(FIELD_EVENTS)
         self._ids = itertools.count()
         self._serial = 0
-        self.model_name, self.params = None, {}
+        self.edits, self.saved_edits = 1, 0  # unsaved until saved or loaded
+        self.run_name = FIELD_RUN  # the run's name in the file it was saved to or read from
+        self._stroke = None
+        self.model_name, self.params, self.ndim = None, {}, int(ndim)
+        self.shown, self.maps, self.held_levels = (), {}, {}
         self.points = int(points)
-        self.select_model(model)
+        if lab is not None:
+            lab.field_session = self  # saved and opened with the lab's file
+        if model is not None:
+            self.select_model(model, ndim=ndim)
+            self.saved_edits = 0
 
     # -- the model (what ParameterPanel asks of a lab) ----------------------------------
 
@@ -220,31 +249,136 @@ class FieldSession:
     def field_names(self) -> tuple[str, ...]:
         return tuple(self._base.field_names)
 
-    def select_model(self, name: str, points: int | None = None) -> None:
+    def select_model(self, name: str, points: int | None = None,
+                     ndim: int | None = None) -> None:
         """Switch to field model ``name`` (at its defaults; the same model keeps its
-        values) on ``points`` per axis."""
+        values) on ``points`` per axis of ``ndim`` axes (default: as now, where the model
+        allows it, else its first)."""
         cls = self.model_class(name)
-        if 2 not in cls.dimensions:
-            raise ValueError(f"{name} is written for {cls.dimensions} axes; the field view "
-                             "shows models of two axes")
-        self.points = int(points or self.points)
+        ndim = int(ndim or self.ndim)
+        if ndim not in cls.dimensions:
+            if ndim == self.ndim and points is None:
+                ndim = 2 if 2 in cls.dimensions else cls.dimensions[0]
+            else:
+                raise ValueError(f"{name} is written for {cls.dimensions} axes, not {ndim}")
+        if ndim != self.ndim and points is None:
+            points = DEFAULT_POINTS_BY_AXES[ndim]
+        self.points, self.ndim = int(points or self.points), ndim
         defaults = {n: float(s.default) for n, s in cls.parameter_specs().items()}
-        self.params = self.params if name == self.model_name else defaults  # a new grid
+        same = name == self.model_name
+        self.params = self.params if same else defaults  # a new grid
         self.model_name = name
-        self._base = cls().with_points((self.points, self.points))
+        self._base = cls().with_points((self.points,) * ndim)
         self.t1, self.dt = RUN_SPANS.get(name, DEFAULT_SPAN)
         self.n_frames = self._frames_that_fit()
-        self.ts = [0.0]
-        self.frames = [{k: np.array(v, dtype=float) for k, v in
-                        self._base.initial_fields().items()}]
-        self.frame_ids = [next(self._ids)]
+        if not same:
+            self.shown, self.maps, self.held_levels = self.field_names, {}, {}
+        self._set_frames([0.0], [{k: np.array(v, dtype=float) for k, v in
+                                  self._base.initial_fields().items()}], name)
+
+    def _set_frames(self, ts, frames, name: str, loaded: bool = False) -> None:
+        """New frames of model ``name``; ``loaded``: read from a file, not to re-solve."""
+        self.ts, self.frames = list(ts), list(frames)
+        self.frame_ids = [next(self._ids) for _ in self.frames]
+        self._changed()
         self.events.model.emit(name=name, catalog=False)
-        self.events.params.emit(changed=dict(self.params))
+        self.events.params.emit(changed=dict(self.params), loaded=loaded)
         self.events.frames.emit(start=0, edited=False)
+        self.events.view.emit()
 
     def _frames_that_fit(self) -> int:
-        frame = 8 * len(self._base.field_names) * self.points**2
+        frame = 8 * len(self._base.field_names) * int(np.prod(self.grid.shape))
         return int(max(2, min(DEFAULT_FRAMES, FRAME_MEMORY // frame)))
+
+    def _changed(self, run: bool = True) -> None:
+        """Count a change of the run (or only of its view): the lab's file is unsaved."""
+        self.edits += run
+        if self.lab is not None:
+            self.lab.mark_dirty()
+
+    # -- how the fields are shown ----------------------------------------------------------
+
+    def set_view(self, *, shown=None, maps: dict | None = None,
+                 held_levels: dict | None = None) -> None:
+        """Choose the fields shown, colour maps by field (``None``: automatic) and held
+        levels by field (``None``: each frame's range)."""
+        if shown is not None:
+            unknown = set(shown) - set(self.field_names)
+            if unknown or not shown:
+                raise ValueError(f"show some of {', '.join(self.field_names)}, not {shown}")
+            self.shown = tuple(n for n in self.field_names if n in shown)
+        for store, values in ((self.maps, maps), (self.held_levels, held_levels)):
+            for name, value in (values or {}).items():
+                if value is None:
+                    store.pop(name, None)
+                else:
+                    store[name] = value if isinstance(value, str) else tuple(map(float, value))
+        self._changed(run=False)
+        self.events.view.emit()
+
+    def colour_map(self, name: str, values: np.ndarray) -> str:
+        """The colour map of field ``name``: the one chosen, else by the sign of ``values``."""
+        return self.maps.get(name) or colour_map(values)
+
+    def levels(self, name: str, values: np.ndarray) -> tuple[float, float]:
+        """The colour range of field ``name``: held, else that of ``values``."""
+        return self.held_levels.get(name) or levels(values)
+
+    # -- the session file --------------------------------------------------------------------
+
+    def view_settings(self) -> dict:
+        """Model, grid, parameters, run span and view as JSON-ready values."""
+        return {"run": self.run_name, "model": self.model_name, "points": list(self.grid.points),
+                "params": dict(self.params), "t1": self.t1, "dt": self.dt,
+                "n_frames": self.n_frames, "shown": list(self.shown), "maps": dict(self.maps),
+                "levels": {n: list(v) for n, v in self.held_levels.items()}}
+
+    def snapshot(self):
+        """The frames as a :class:`~difflab.solvers.FieldTrajectory` of the current model."""
+        settings = {"t1": float(self.t1), "n_save": len(self.ts),
+                    **({"dt": float(self.dt)} if self.dt else {})}
+        return dl.solvers.FieldTrajectory(
+            np.asarray(self.ts, dtype=float),
+            {n: np.stack([f[n] for f in self.frames]) for n in self.field_names},
+            self.grid, self.model.default_solver, model=self.model,
+            settings=tuple(settings.items()))
+
+    @property
+    def unsaved(self) -> bool:
+        """Whether the run changed since it was saved or read."""
+        return self.edits != self.saved_edits
+
+    def load(self, run, settings: dict | None = None, name: str = FIELD_RUN) -> None:
+        """Show the field run ``run`` (a ``FieldTrajectory`` of a built-in model, as read
+        from a file) with the view ``settings`` of :meth:`view_settings`; the run counts
+        as saved, under ``name``. ``ValueError`` if DiffLab cannot build its model."""
+        settings = settings if isinstance(settings, dict) else {}
+        model = run.model
+        model_name = getattr(type(model), "registry_name", None)
+        if model_name not in dl.models.field_models():
+            raise ValueError(f"the field run's model {getattr(model, 'name', model_name)!r} "
+                             "is not a built-in field model")
+        cls = self.model_class(model_name)
+        self.model_name, self.ndim = model_name, run.grid.ndim
+        self.points = int(run.grid.points[0])
+        self.params = {n: float(np.asarray(getattr(model, n))) for n in cls.parameter_specs()}
+        self._base = model
+        spans = RUN_SPANS.get(model_name, DEFAULT_SPAN)
+        ts = [float(t) for t in np.asarray(run.ts)]
+        self.t1 = float(settings.get("t1") or dict(run.settings or ()).get("t1") or ts[-1])
+        self.dt = settings.get("dt", spans[1])
+        self.n_frames = int(settings.get("n_frames") or len(ts))
+        arrays = {n: np.asarray(run.fields[n][:], dtype=float) for n in self.field_names}
+        frames = [{n: a[k] for n, a in arrays.items()} for k in range(len(ts))]
+        shown = [n for n in settings.get("shown") or () if n in self.field_names]
+        self.shown = tuple(shown) or self.field_names
+        self.maps = {n: m for n, m in (settings.get("maps") or {}).items()
+                     if n in self.field_names and isinstance(m, str)}
+        self.held_levels = {n: tuple(map(float, v)) for n, v in
+                            (settings.get("levels") or {}).items()
+                            if n in self.field_names and len(v) == 2}
+        self._set_frames(ts, frames, cls.registry_name, loaded=True)
+        self.saved_edits, self.run_name = self.edits, name
 
     @property
     def interval(self) -> float:
@@ -285,6 +419,7 @@ class FieldSession:
             self._stale(f"parameters of {state['model']}")
             return
         self.params.update(state["params"])
+        self._changed()
         self.events.params.emit(changed=dict(state["params"]))
 
     # -- runs ----------------------------------------------------------------------------
@@ -310,6 +445,8 @@ class FieldSession:
         self.ts.extend(chunk.ts)
         self.frames.extend(chunk.frames)
         self.frame_ids.extend(next(self._ids) for _ in chunk.frames)
+        if chunk.frames:
+            self._changed()
         if chunk.failure:
             self.events.log.emit(level="error", text=f"{self.model_name}: {chunk.failure}")
         if chunk.frames:
@@ -319,6 +456,7 @@ class FieldSession:
     def _truncate(self, keep: int) -> None:
         if keep + 1 < len(self.frames):
             del self.ts[keep + 1:], self.frames[keep + 1:], self.frame_ids[keep + 1:]
+            self._changed()
             self.events.frames.emit(start=keep + 1, edited=False)
 
     # -- painting (undoable) -------------------------------------------------------------
@@ -346,6 +484,7 @@ class FieldSession:
         field = np.array(self.frames[frame][state["field"]], copy=True)
         field.flat[state["cells"]] = state["values"]
         self.frames[frame] = {**self.frames[frame], state["field"]: field}
+        self._changed()
         self._truncate(frame)
         self.events.frames.emit(start=frame, edited=True)
 

@@ -14,6 +14,12 @@ in ``/app`` ``plot_layout``. Opening reads every object the app can show
 lab added, replaced or deleted since (``lab.changed``, ``lab.deleted``): every other
 object of the file stays as it was, bit for bit, shown by the app or not. Saving to
 another file ("Save As") starts from a copy of the lab's file, so that one holds them too.
+
+The field view's session (``lab.field_session``, :class:`~difflab.app.fields.FieldSession`)
+is part of the document: its run is ``/runs/fields`` (written by ``difflab.io.add_fields``
+when it changed since the last save), its model, grid and view the ``fields`` entry of
+``/app`` ``settings``. Opening brings that run back (or, in a file without one, the first
+field run there) into the field session; other field runs stay in the file untouched.
 """
 
 import dataclasses
@@ -23,6 +29,7 @@ from pathlib import Path
 import difflab as dl
 
 from .bifurcation import BifurcationDiagram, BifurcationRequest
+from .fields import FIELD_RUN, FieldSession
 from .fits import load_fits
 from .lab import Lab, PlotLayout
 from .runs import RunSettings, on_host
@@ -116,6 +123,7 @@ class SavePlan:
     compress: bool
     edits: int
     removed: tuple = ()  # the deleted objects undo can bring back, kept whole before removal
+    field_edits: int | None = None  # the field session's edits the plan saves
 
     @property
     def steps(self) -> int:
@@ -135,8 +143,19 @@ def plan_save(lab: Lab, path, *, plot_layout: dict | None = None,
     models = tuple(lab.base_model(name) for name in lab.user_models)
     layout = {**lab.layout.to_json(), **(plot_layout or {})}
     removed = tuple(lab.removed(key) for key in lab.deleted if lab.removed(key) is not None)
-    return SavePlan(path, base, objects, tuple(lab.deleted), models, layout,
-                    lab.app_settings(), compress, lab.edits, removed)
+    settings, fields = lab.app_settings(), _field_session(lab)
+    if fields is not None:
+        settings["fields"] = fields.view_settings()
+        if everything or fields.unsaved:
+            objects["run", FIELD_RUN] = fields.snapshot()
+            settings["fields"]["run"] = FIELD_RUN
+    return SavePlan(path, base, objects, tuple(lab.deleted), models, layout, settings,
+                    compress, lab.edits, removed, None if fields is None else fields.edits)
+
+
+def _field_session(lab: Lab) -> FieldSession | None:
+    """The field view's session of ``lab``, if the app made one (or opened one)."""
+    return getattr(lab, "field_session", None)
 
 
 def write_plan(plan: SavePlan, progress=lambda done, total: None, log=lambda text, level: None
@@ -166,12 +185,19 @@ def finish_save(lab: Lab, plan: SavePlan) -> None:
         if now.get(key) is value:
             lab.changed.discard(key)
     lab.deleted.difference_update(key for key in plan.deleted if key not in now)
+    fields = _field_session(lab)
+    if fields is not None and plan.field_edits is not None:
+        fields.saved_edits = plan.field_edits
+        fields.run_name = plan.settings["fields"]["run"]
     lab.set_path(plan.path)
     if lab.edits == plan.edits:
         lab.mark_dirty(False)
 
 
 def _add(writer, kind: str, name: str, value, log) -> None:
+    if isinstance(value, dl.solvers.FieldTrajectory):
+        dl.io.add_fields(writer, value, value.model, name=name)
+        return
     try:
         dl.io.add(writer, value, name=name)
     except TypeError as error:  # an analysis of a class no session file stores yet
@@ -230,10 +256,8 @@ def open_lab(lab: Lab, path) -> None:
              for s in session.stored(kind)}  # the runs of fits and sensitivities
     runs = {s.name: _run_from_file(lab, session, s.name) for s in session.stored("runs")
             if s.name not in owned}
-    for name in [n for n, run in runs.items() if isinstance(run, dl.solvers.FieldTrajectory)]:
-        del runs[name]  # kept in the file: a save writes only what the lab changed
-        lab.log(f"field run {name!r} stays in the file; the app does not show field runs "
-                "yet (read it with dl.open or xarray)", "warning")
+    field_runs = {n: runs.pop(n) for n in list(runs)
+                  if isinstance(runs[n], dl.solvers.FieldTrajectory)}
     current = runs.pop(CURRENT, None)
     model = _model_name(lab, app, session)
     lab.reset(model)
@@ -251,11 +275,30 @@ def open_lab(lab: Lab, path) -> None:
         lab.accept(current, lab.solve_request())
     for loader in LOADERS:
         loader(lab, session)
+    load_field_run(lab, field_runs, app.get("fields"))
     lab.set_layout(PlotLayout.from_json(layout).fitted_to(lab.state_names))
     lab.gui_layout = layout
     lab.undo_stack.clear()
     lab.set_path(Path(os.fspath(path)))
     lab.mark_saved()
+
+
+def load_field_run(lab: Lab, runs: dict, settings) -> None:
+    """Show the app's field run (or the file's first) in the lab's field session, made
+    if the app has none yet; the other field runs stay in the file (a save keeps them)."""
+    settings = settings if isinstance(settings, dict) else {}
+    name = settings.get("run") if settings.get("run") in runs else next(iter(runs), None)
+    if name is None:
+        return
+    fields = _field_session(lab) or FieldSession(lab, model=None)
+    try:
+        fields.load(runs[name], settings if name == settings.get("run") else None, name)
+    except (ValueError, TypeError, KeyError, dl.io.SessionFileError) as error:
+        lab.log(f"field run {name!r} stays in the file but is not shown: {error}", "warning")
+        return
+    others = ", ".join(repr(n) for n in runs if n != name)
+    lab.log(f"field run {name!r} is shown in the field view"
+            + (f"; {others} stay in the file" if others else ""))
 
 
 def _model_name(lab: Lab, app: dict, session) -> str:

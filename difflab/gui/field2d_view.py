@@ -30,10 +30,9 @@ from PySide6.QtWidgets import (
 )
 
 from ..app.fields import (
+    COLOUR_MAPS,
     FieldSession,
-    colour_map,
     image_rect,
-    levels,
     nearest_cell,
     plane_models,
     stream_frames,
@@ -69,8 +68,9 @@ class PaintableImage(pg.ImageItem):
 class FieldPanel:
     """One field's plot: the image, its colour bar and colour map."""
 
-    def __init__(self, layout: pg.GraphicsLayoutWidget, column: int, name: str, on_click):
-        self.name = name
+    def __init__(self, layout: pg.GraphicsLayoutWidget, column: int, name: str, on_click,
+                 session: FieldSession):
+        self.name, self.session = name, session
         self.plot_item = layout.addPlot(row=0, col=column, viewBox=SafeViewBox())
         self.place = (0, column)
         self.plot_item.setAspectLocked(True)
@@ -85,11 +85,11 @@ class FieldPanel:
 
     def show(self, values: np.ndarray) -> None:
         """Draw a frame of the field: image, colour map and levels."""
-        name = colour_map(values)
+        name = self.session.colour_map(self.name, values)
         if name != self.map_name:
             self.map_name = name
             self.colorbar.setColorMap(pg.colormap.get(name))
-        lo, hi = levels(values)
+        lo, hi = self.session.levels(self.name, values)
         self.image.setImage(values, autoLevels=False, levels=(lo, hi))
         self.image.setRect(self.rect)  # its scale follows the image's shape
         self.colorbar.setLevels((lo, hi))
@@ -131,10 +131,13 @@ class Field2DView(QWidget):
         self._player.timeout.connect(self._play_step)
         self._build()
         session.events.model.connect(lambda e: self._model_changed())
-        session.events.params.connect(lambda e: self._resolve.start())
+        session.events.params.connect(
+            lambda e: None if getattr(e, "loaded", False) else self._resolve.start())
+        session.events.view.connect(lambda e: self._view_changed())
         session.events.frames.connect(self._frames_changed)
         session.events.log.connect(lambda e: self.hovered.emit(e.text))
         self._model_changed()
+        self._view_changed()
         self._resolve.stop()  # nothing runs until asked: choosing a model, Run
 
     # -- construction -------------------------------------------------------------------
@@ -160,6 +163,7 @@ class Field2DView(QWidget):
         controls.addLayout(form)
         controls.addLayout(self._run_buttons())
         controls.addWidget(self._brush())
+        controls.addWidget(self._colours())
         self.export_button = QPushButton("Export frame as PNG…")
         self.export_button.clicked.connect(self._export_clicked)
         controls.addWidget(self.export_button)
@@ -202,6 +206,24 @@ class Field2DView(QWidget):
         form.addRow("radius", self.brush_radius)
         return box
 
+    def _colours(self) -> QWidget:
+        box = QWidget()
+        form = QFormLayout(box)
+        form.setContentsMargins(0, 0, 0, 0)
+        self.shown_row = QHBoxLayout()
+        self.shown_boxes: dict[str, QCheckBox] = {}
+        self.map_box = QComboBox()
+        self.map_box.addItems(["automatic", *COLOUR_MAPS])
+        self.map_box.setToolTip("The colour map of the fields shown")
+        self.map_box.textActivated.connect(self._map_chosen)
+        self.hold_box = QCheckBox("Hold levels")
+        self.hold_box.setToolTip("Keep the colour range of the frame shown now")
+        self.hold_box.toggled.connect(self._hold_levels)
+        form.addRow("Show", self.shown_row)
+        form.addRow("Colours", self.map_box)
+        form.addRow(self.hold_box)
+        return box
+
     def _scrubber(self) -> QHBoxLayout:
         row = QHBoxLayout()
         self.play_button = QPushButton("Play")
@@ -226,20 +248,72 @@ class Field2DView(QWidget):
 
     def _model_changed(self) -> None:
         session = self.session
+        self._make_shown_boxes()
+        self._make_panels()
+        self.model_box.setCurrentText(session.model_name)
+        self.points_box.setCurrentText(f"{session.points} x {session.points}")
+        self.t1_box.setValue(session.t1)
+        _, _, width, height = image_rect(session.grid)
+        self.brush_radius.setValue(0.05 * min(width, height))
+        last = len(session.frames) - 1  # a run read from a file: at its last frame
+        blocked = self.scrubber.blockSignals(True)
+        self.scrubber.setRange(0, last)
+        self.scrubber.setValue(last)
+        self.scrubber.blockSignals(blocked)
+        self.draw()
+
+    def _make_panels(self) -> None:
+        """A panel per field shown, on the grid's extent."""
         self.images.clear()
-        self.panels = [FieldPanel(self.images, i, name, self._clicked)
-                       for i, name in enumerate(session.field_names)]
-        x0, y0, width, height = image_rect(session.grid)
+        self.panels = [FieldPanel(self.images, i, name, self._clicked, self.session)
+                       for i, name in enumerate(self.session.shown)]
+        x0, y0, width, height = image_rect(self.session.grid)
         for panel in self.panels:
             panel.rect = QRectF(x0, y0, width, height)
             panel.image.painting = self.paint_box.isChecked()
         self._arrange()
-        self.model_box.setCurrentText(session.model_name)
-        self.points_box.setCurrentText(f"{session.points} x {session.points}")
-        self.t1_box.setValue(session.t1)
-        self.brush_radius.setValue(0.05 * min(width, height))
-        self.scrubber.setRange(0, 0)
-        self.draw()
+
+    def _make_shown_boxes(self) -> None:
+        for box in self.shown_boxes.values():
+            self.shown_row.removeWidget(box)
+            box.deleteLater()
+        self.shown_boxes = {}
+        for name in self.session.field_names:
+            box = QCheckBox(name)
+            box.toggled.connect(lambda _: self._shown_chosen())
+            self.shown_row.addWidget(box)
+            self.shown_boxes[name] = box
+
+    def _view_changed(self) -> None:
+        """Follow the session's view: fields shown, colour map, held levels."""
+        session = self.session
+        for name, box in self.shown_boxes.items():
+            blocked = box.blockSignals(True)
+            box.setChecked(name in session.shown)
+            box.blockSignals(blocked)
+        maps = {session.maps.get(n) for n in session.shown}
+        self.map_box.setCurrentText(maps.pop() or "automatic" if len(maps) == 1 else "")
+        blocked = self.hold_box.blockSignals(True)
+        self.hold_box.setChecked(all(n in session.held_levels for n in session.shown))
+        self.hold_box.blockSignals(blocked)
+        if tuple(p.name for p in self.panels) != session.shown:
+            self._make_panels()
+        self.redraw()
+
+    def _shown_chosen(self) -> None:
+        shown = [name for name, box in self.shown_boxes.items() if box.isChecked()]
+        if shown:
+            self.session.set_view(shown=shown)
+        else:
+            self._view_changed()  # one field at least stays shown
+
+    def _map_chosen(self, text: str) -> None:
+        chosen = None if text == "automatic" else text
+        self.session.set_view(maps=dict.fromkeys(self.session.shown, chosen))
+
+    def _hold_levels(self, on: bool) -> None:
+        held = {p.name: tuple(p.colorbar.levels()) if on else None for p in self.panels}
+        self.session.set_view(held_levels=held)
 
     def _images_resized(self, event) -> None:
         pg.GraphicsLayoutWidget.resizeEvent(self.images, event)
@@ -428,7 +502,9 @@ class FieldsTab(QWidget):
     def view(self) -> Field2DView:
         if self._view is None:
             window = self.window_
-            self._view = Field2DView(FieldSession(window.lab), host=window)
+            lab = window.lab
+            session = getattr(lab, "field_session", None) or FieldSession(lab)
+            self._view = Field2DView(session, host=window)
             self._view.hovered.connect(lambda text: window.status.setText(text))
             self.layout().addWidget(self._view)
         return self._view

@@ -315,7 +315,7 @@ def test_a_session_with_a_field_run_opens_and_a_save_keeps_the_field(tmp_path):
     dl.io.save_fields(path, dl.simulate(model, 1.0, n_save=3), model, name="heat")
     lab = Lab("lorenz")
     open_lab(lab, path)
-    assert "heat" not in lab.runs
+    assert "heat" not in lab.runs and lab.field_session.model_name == "diffusion"
     assert any("field run 'heat'" in text for _, text in lab.messages)
     lab.set_settings(t1=1.0)
     lab.solve_now()

@@ -10,7 +10,8 @@ from PySide6.QtGui import QImage
 import difflab as dl
 from difflab.app.fields import FieldSession, disc_cells, levels, paint_disc
 from difflab.app.lab import Lab
-from difflab.gui.field2d_view import Field2DView
+from difflab.app.session_io import open_lab, save_lab
+from difflab.gui.field2d_view import RESOLVE_MS, Field2DView
 
 from .conftest import LONG
 
@@ -208,3 +209,26 @@ def test_a_finer_grid_keeps_the_parameters_and_csv_columns_are_the_frame(view):
     assert np.array_equal(columns["v"].reshape(16, 16), session.frames[0]["v"])
     session.select_model("wave")
     assert session.params == {"c": 1.0}
+
+
+def test_a_saved_session_reopens_in_the_view_as_it_was_shown(qtbot, view, tmp_path):
+    session = view.session
+    view.shown_boxes["u"].setChecked(False)
+    assert session.shown == ("v",) and [p.name for p in view.panels] == ["v"]
+    view.map_box.textActivated.emit("inferno")
+    view.hold_box.setChecked(True)
+    held = session.held_levels["v"]
+    path = tmp_path / "fields.h5"
+    save_lab(session.lab, path)
+    lab = Lab()
+    open_lab(lab, path)
+    reopened = Field2DView(lab.field_session)
+    qtbot.addWidget(reopened)
+    assert reopened.frame == 10  # shown at its last frame
+    panel, = reopened.panels
+    assert panel.name == "v" and panel.map_name == "inferno"
+    assert panel.colorbar.levels() == pytest.approx(held)
+    assert np.array_equal(image_of(panel), session.frames[10]["v"])
+    assert not reopened.shown_boxes["u"].isChecked() and reopened.hold_box.isChecked()
+    qtbot.wait(2 * RESOLVE_MS)
+    assert reopened.worker is None and not lab.field_session.unsaved  # not re-solved
