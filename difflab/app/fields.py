@@ -476,6 +476,58 @@ class FieldSession:
         self.undo_stack.push(command)
         return int(cells.size)
 
+    def begin_stroke(self, frame: int, name: str, centre, radius: float,
+                     value: float) -> None:
+        """Start a brush stroke in field ``name`` of ``frame`` with a disc at ``centre``;
+        :meth:`stroke` paints on along the drag, :meth:`end_stroke` makes it one undo step."""
+        if not math.isfinite(float(value)) or not radius >= 0:
+            raise ValueError(f"a brush needs a finite value and a radius >= 0, not "
+                             f"{value} and {radius}")
+        self._stroke = {"token": self.frame_ids[frame], "field": name, "radius": float(radius),
+                        "value": float(value), "before": self.frames[frame][name],
+                        "cells": set(), "last": tuple(map(float, centre))}
+        self._stroke_to(centre)
+
+    def stroke(self, point) -> None:
+        """Paint along the drag to ``point``: discs along the way, none far apart."""
+        if self._stroke is not None:
+            self._stroke_to(point)
+
+    def end_stroke(self) -> int:
+        """Finish the stroke as one undoable step; returns the number of cells painted."""
+        stroke, self._stroke = self._stroke, None
+        if stroke is None or stroke["token"] not in self.frame_ids or not stroke["cells"]:
+            return 0
+        frame = self.frame_ids.index(stroke["token"])
+        cells = np.array(sorted(stroke["cells"]), dtype=np.int64)
+        state = {"token": stroke["token"], "field": stroke["field"], "cells": cells}
+        after = self.frames[frame][stroke["field"]].flat[cells]
+        self.undo_stack.push(Command(f"Paint {stroke['field']} = {stroke['value']:g} (stroke)",
+                                     {**state, "values": stroke["before"].flat[cells]},
+                                     {**state, "values": after}, self._put_cells))
+        return int(cells.size)
+
+    def _stroke_to(self, point) -> None:
+        stroke = self._stroke
+        if stroke["token"] not in self.frame_ids:  # the frame was dropped meanwhile
+            self._stroke = None
+            return
+        start, end = np.asarray(stroke["last"]), np.asarray(point, dtype=float)
+        step = max(min(self.grid.spacing), stroke["radius"] / 2)
+        n = max(1, math.ceil(np.linalg.norm(end - start) / step))
+        cells = np.unique(np.concatenate([
+            disc_cells(self.grid, start + (end - start) * k / n, stroke["radius"])
+            for k in range(n + 1)]))
+        stroke["cells"].update(cells.tolist())
+        stroke["last"] = tuple(end)
+        frame = self.frame_ids.index(stroke["token"])
+        field = np.array(self.frames[frame][stroke["field"]], dtype=float, copy=True)
+        field.flat[cells] = stroke["value"]
+        self.frames[frame] = {**self.frames[frame], stroke["field"]: field}
+        self._changed()
+        self._truncate(frame)
+        self.events.frames.emit(start=frame, edited=True)
+
     def _put_cells(self, state: dict) -> None:
         if state["token"] not in self.frame_ids:
             self._stale(f"the frame of {state['field']} painted")

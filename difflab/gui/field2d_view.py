@@ -4,9 +4,10 @@ Fed by a Qt-free :class:`difflab.app.fields.FieldSession`. A run streams on a
 :class:`~difflab.gui.workers.TaskWorker` in chunks of frames; the images follow the newest
 frame unless the scrubber was moved back. Each field is an ``ImageItem`` on axes in the
 grid's coordinates with a colour bar: viridis for a field of one sign, a diverging map
-centred at 0 for a signed one, levels from the frame shown. With Paint on, a click paints
-a disc of the brush's value into the field shown (undoable with Edit > Undo); a run under
-way continues from the painted field. The value under the cursor goes to ``hovered``.
+centred at 0 for a signed one, levels from the frame shown (or held), fields shown and
+colour maps as chosen. With Paint on, a click paints a disc of the brush's value into the
+field shown, a drag paints a stroke (each one undo step, Edit > Undo); a run under way
+continues from the painted field. The value under the cursor goes to ``hovered``.
 """
 
 from pathlib import Path
@@ -49,12 +50,26 @@ TASK = "fields"
 
 
 class PaintableImage(pg.ImageItem):
-    """An image that reports clicks (in view coordinates) while ``painting`` is on."""
+    """An image that reports clicks and drags (in view coordinates) while ``painting``
+    is on: ``on_click(image, point)``, ``on_drag(image, stage, point)`` with ``stage``
+    ``"begin"`` (at the press), ``"move"`` or ``"end"``."""
 
-    def __init__(self, on_click):
+    def __init__(self, on_click, on_drag=None):
         super().__init__(axisOrder="col-major")
         self.painting = False
-        self._on_click = on_click
+        self._on_click, self._on_drag = on_click, on_drag
+
+    def mouseDragEvent(self, event):  # pyqtgraph override
+        if not self.painting or self._on_drag is None \
+                or event.button() != Qt.MouseButton.LeftButton:
+            event.ignore()
+            return
+        event.accept()
+        if event.isStart():
+            press = self.mapToView(event.buttonDownPos())
+            self._on_drag(self, "begin", (press.x(), press.y()))
+        point = self.mapToView(event.pos())
+        self._on_drag(self, "end" if event.isFinish() else "move", (point.x(), point.y()))
 
     def mouseClickEvent(self, event):  # pyqtgraph override
         if not self.painting or event.button() != Qt.MouseButton.LeftButton:
@@ -69,12 +84,12 @@ class FieldPanel:
     """One field's plot: the image, its colour bar and colour map."""
 
     def __init__(self, layout: pg.GraphicsLayoutWidget, column: int, name: str, on_click,
-                 session: FieldSession):
+                 session: FieldSession, on_drag=None):
         self.name, self.session = name, session
         self.plot_item = layout.addPlot(row=0, col=column, viewBox=SafeViewBox())
         self.place = (0, column)
         self.plot_item.setAspectLocked(True)
-        self.image = PaintableImage(on_click)
+        self.image = PaintableImage(on_click, on_drag)
         self.plot_item.addItem(self.image)
         self.map_name = ""
         self.rect = QRectF(0.0, 0.0, 1.0, 1.0)  # the grid's extent, set by the view
@@ -194,7 +209,7 @@ class Field2DView(QWidget):
         box = QWidget()
         form = QFormLayout(box)
         form.setContentsMargins(0, 0, 0, 0)
-        self.paint_box = QCheckBox("Paint (click a field)")
+        self.paint_box = QCheckBox("Paint (click or drag on a field)")
         self.paint_box.toggled.connect(self._painting)
         self.brush_value = FloatSpinBox()
         self.brush_value.setRange(-1e12, 1e12)
@@ -265,7 +280,8 @@ class Field2DView(QWidget):
     def _make_panels(self) -> None:
         """A panel per field shown, on the grid's extent."""
         self.images.clear()
-        self.panels = [FieldPanel(self.images, i, name, self._clicked, self.session)
+        self.panels = [FieldPanel(self.images, i, name, self._clicked, self.session,
+                                  self._dragged)
                        for i, name in enumerate(self.session.shown)]
         x0, y0, width, height = image_rect(self.session.grid)
         for panel in self.panels:
@@ -456,6 +472,17 @@ class Field2DView(QWidget):
         panel = next(p for p in self.panels if p.image is image)
         self.session.paint(self.frame, panel.name, point, self.brush_radius.value(),
                            self.brush_value.value())
+
+    def _dragged(self, image: PaintableImage, stage: str, point) -> None:
+        """A brush stroke: discs along the drag, one undo step when the button is let go."""
+        if stage == "begin":
+            panel = next(p for p in self.panels if p.image is image)
+            self.session.begin_stroke(self.frame, panel.name, point,
+                                      self.brush_radius.value(), self.brush_value.value())
+            return
+        self.session.stroke(point)
+        if stage == "end":
+            self.session.end_stroke()
 
     def export_columns(self) -> dict:
         """The frame shown as columns (File > Export data as CSV): ``x``, ``y``, each field."""

@@ -232,3 +232,35 @@ def test_a_saved_session_reopens_in_the_view_as_it_was_shown(qtbot, view, tmp_pa
     assert not reopened.shown_boxes["u"].isChecked() and reopened.hold_box.isChecked()
     qtbot.wait(2 * RESOLVE_MS)
     assert reopened.worker is None and not lab.field_session.unsaved  # not re-solved
+
+
+def test_a_brush_drag_paints_a_stroke_that_one_undo_takes_back(qtbot, view, lab):
+    session, panel = view.session, view.panels[1]  # v
+    view.scrubber.setValue(0)
+    before = session.frames[0]["v"].copy()
+    view.paint_box.setChecked(True)
+    view.brush_value.setValue(0.9)
+    view.brush_radius.setValue(0.05)
+    viewport = view.images.viewport()
+
+    def at(point):
+        scene = panel.plot_item.getViewBox().mapViewToScene(QPointF(*point))
+        return view.images.mapFromScene(scene)
+
+    qtbot.mousePress(viewport, Qt.MouseButton.LeftButton, pos=at((0.2, 0.5)))
+    for x in (0.3, 0.45, 0.6, 0.8):
+        qtbot.mouseMove(viewport, at((x, 0.5)))
+    qtbot.mouseRelease(viewport, Qt.MouseButton.LeftButton, pos=at((0.8, 0.5)))
+    after = session.frames[0]["v"]
+    h = session.grid.spacing[0]
+    x, y = (np.asarray(c) for c in session.grid.coordinates)
+    along = (np.abs(y - 0.5) < h / 2) & (x >= 0.22) & (x <= 0.78)
+    assert along.sum() >= 16 and np.all(after[along] == 0.9)  # no gap along the drag
+    changed = after != before
+    near = np.hypot(x - np.clip(x, 0.2, 0.8), y - 0.5) <= 0.05 + 2 * h
+    assert changed.any() and np.all(near[changed])  # nothing off the stroke
+    assert lab.undo_stack.undo_text.startswith("Paint v")
+    lab.undo()  # one step takes back the whole stroke
+    assert session.frames[0]["v"].tobytes() == before.tobytes()
+    lab.redo()
+    assert session.frames[0]["v"].tobytes() == after.tobytes()
