@@ -98,10 +98,38 @@ def levels(values: np.ndarray) -> tuple[float, float]:
     return (lo - half, lo + half)
 
 
-def image_rect(grid) -> tuple[float, float, float, float]:
-    """``(x0, y0, width, height)`` of a 2-D grid's image: each cell centred on its point."""
-    (x0, y0), (hx, hy) = (grid.axis_coordinates(0)[0], grid.axis_coordinates(1)[0]), grid.spacing
-    return (float(x0 - hx / 2), float(y0 - hy / 2), grid.points[0] * hx, grid.points[1] * hy)
+def image_rect(grid, axes=(0, 1)) -> tuple[float, float, float, float]:
+    """``(x0, y0, width, height)`` of the image of a grid's two ``axes``: each cell
+    centred on its point."""
+    a, b = axes
+    (x0, y0) = grid.axis_coordinates(a)[0], grid.axis_coordinates(b)[0]
+    hx, hy = grid.spacing[a], grid.spacing[b]
+    return (float(x0 - hx / 2), float(y0 - hy / 2), grid.points[a] * hx, grid.points[b] * hy)
+
+
+#: the slices of a 3-D field: plane -> (axis across, axis up, axis cut)
+PLANES = {"xy": (0, 1, 2), "xz": (0, 2, 1), "yz": (1, 2, 0)}
+
+
+def plane_slice(values: np.ndarray, plane: str, index: int) -> np.ndarray:
+    """The slice of a 3-D field in ``plane`` at ``index`` along the axis it cuts."""
+    return np.take(values, index, axis=PLANES[plane][2])
+
+
+def space_time(frames, name: str, last: int) -> np.ndarray:
+    """Field ``name`` of a 1-D run as ``(time, x)``: frames ``0..last`` stacked."""
+    return np.stack([frame[name] for frame in frames[:last + 1]])
+
+
+def choice_label(name: str, ndim: int) -> str:
+    """How a model is listed: its name for two axes, with ``(1-D)`` or ``(3-D)`` else."""
+    return name if ndim == 2 else f"{name} ({ndim}-D)"
+
+
+def parse_choice(label: str) -> tuple[str, int]:
+    """``(name, ndim)`` of a :func:`choice_label`."""
+    name, _, rest = label.partition(" (")
+    return name, int(rest[0]) if rest else 2
 
 
 def nearest_cell(grid, point) -> tuple[int, ...] | None:

@@ -32,10 +32,15 @@ from PySide6.QtWidgets import (
 
 from ..app.fields import (
     COLOUR_MAPS,
+    PLANES,
     FieldSession,
+    choice_label,
     image_rect,
+    model_choices,
     nearest_cell,
-    plane_models,
+    parse_choice,
+    plane_slice,
+    space_time,
     stream_frames,
 )
 from .parameters import ParameterPanel
@@ -44,6 +49,8 @@ from .widgets import FloatSpinBox, Throttle, controls_beside_plots
 from .workers import TaskWorker, iterate, while_alive
 
 GRID_CHOICES = (32, 64, 128, 256, 512)
+#: points per axis offered by number of axes
+GRID_CHOICES_BY_AXES = {1: (64, 128, 256, 512, 1024), 2: GRID_CHOICES, 3: (16, 24, 32, 48, 64)}
 PLAY_MS = 40  # one frame per tick while playing
 RESOLVE_MS = 150  # parameter edits re-solve once they pause this long
 TASK = "fields"
@@ -72,7 +79,8 @@ class PaintableImage(pg.ImageItem):
         self._on_drag(self, "end" if event.isFinish() else "move", (point.x(), point.y()))
 
     def mouseClickEvent(self, event):  # pyqtgraph override
-        if not self.painting or event.button() != Qt.MouseButton.LeftButton:
+        if not self.painting or self._on_click is None \
+                or event.button() != Qt.MouseButton.LeftButton:
             event.ignore()
             return
         event.accept()
@@ -81,30 +89,34 @@ class PaintableImage(pg.ImageItem):
 
 
 class FieldPanel:
-    """One field's plot: the image, its colour bar and colour map."""
+    """One field's plot: the image, its colour bar and colour map. ``plane``: the slice
+    of a 3-D field it shows (``"xy"``, ...), ``"xt"`` for a 1-D field's space-time
+    image, ``""`` for a 2-D field."""
 
     def __init__(self, layout: pg.GraphicsLayoutWidget, column: int, name: str, on_click,
-                 session: FieldSession, on_drag=None):
-        self.name, self.session = name, session
-        self.plot_item = layout.addPlot(row=0, col=column, viewBox=SafeViewBox())
-        self.place = (0, column)
-        self.plot_item.setAspectLocked(True)
+                 session: FieldSession, on_drag=None, *, row: int = 0, plane: str = ""):
+        self.name, self.session, self.plane = name, session, plane
+        self.plot_item = layout.addPlot(row=row, col=column, viewBox=SafeViewBox())
+        self.place = (row, column)
+        self.plot_item.setAspectLocked(plane != "xt")
         self.image = PaintableImage(on_click, on_drag)
         self.plot_item.addItem(self.image)
         self.map_name = ""
         self.rect = QRectF(0.0, 0.0, 1.0, 1.0)  # the grid's extent, set by the view
         self.colorbar = pg.ColorBarItem(colorMap="viridis", interactive=False, width=14)
         self.colorbar.setImageItem(self.image, insert_in=self.plot_item)
-        configure_axes(self.plot_item, "x", "y")
-        self.plot_item.setTitle(name)
+        configure_axes(self.plot_item, *(plane or "xy"))
+        self.plot_item.setTitle(f"{name} ({plane})" if plane else name)
 
-    def show(self, values: np.ndarray) -> None:
-        """Draw a frame of the field: image, colour map and levels."""
-        name = self.session.colour_map(self.name, values)
+    def show(self, values: np.ndarray, whole: np.ndarray | None = None) -> None:
+        """Draw a frame of the field: image, colour map and levels (those of ``whole``,
+        the field a slice is cut from, where given)."""
+        whole = values if whole is None else whole
+        name = self.session.colour_map(self.name, whole)
         if name != self.map_name:
             self.map_name = name
             self.colorbar.setColorMap(pg.colormap.get(name))
-        lo, hi = self.session.levels(self.name, values)
+        lo, hi = self.session.levels(self.name, whole)
         self.image.setImage(values, autoLevels=False, levels=(lo, hi))
         self.image.setRect(self.rect)  # its scale follows the image's shape
         self.colorbar.setLevels((lo, hi))
@@ -135,6 +147,7 @@ class Field2DView(QWidget):
         self.session, self.host = session, host
         self.worker: TaskWorker | None = None
         self.panels: list[FieldPanel] = []
+        self.profiles: dict = {}  # a 1-D field's profile curve by name
         self.images = pg.GraphicsLayoutWidget()
         self.images.setObjectName("field2d_images")
         self.images.scene().sigMouseMoved.connect(self._mouse_moved)
@@ -161,14 +174,11 @@ class Field2DView(QWidget):
         controls = QVBoxLayout()
         form = QFormLayout()
         self.model_box = QComboBox()
-        self.model_box.addItems(plane_models())
-        self.model_box.setCurrentText(self.session.model_name)
-        self.model_box.textActivated.connect(self.choose_model)
+        self.model_box.addItems([choice_label(*choice) for choice in model_choices()])
+        self.model_box.textActivated.connect(lambda text: self.choose_model(*_choice(text)))
         self.points_box = QComboBox()
-        self.points_box.addItems([f"{n} x {n}" for n in GRID_CHOICES])
-        self.points_box.setCurrentText(f"{self.session.points} x {self.session.points}")
-        self.points_box.textActivated.connect(
-            lambda text: self.choose_model(self.session.model_name, int(text.split()[0])))
+        self.points_box.textActivated.connect(lambda text: self.choose_model(
+            self.session.model_name, int(text.split()[0]), self.session.grid.ndim))
         self.t1_box = FloatSpinBox()
         self.t1_box.setRange(1e-9, 1e12)
         self.t1_box.editingFinished.connect(self._t1_edited)
@@ -188,6 +198,7 @@ class Field2DView(QWidget):
         column = QVBoxLayout(right)
         column.setContentsMargins(0, 0, 0, 0)
         column.addWidget(self.images, 1)
+        column.addWidget(self._slice_sliders())
         column.addLayout(self._scrubber())
         controls_beside_plots(self, controls, 260, right)
 
@@ -239,6 +250,22 @@ class Field2DView(QWidget):
         form.addRow(self.hold_box)
         return box
 
+    def _slice_sliders(self) -> QWidget:
+        """A slider per plane of a 3-D field: where it cuts the axis across it."""
+        box = QWidget()
+        row = QHBoxLayout(box)
+        row.setContentsMargins(0, 0, 0, 0)
+        self.slice_sliders: dict[str, QSlider] = {}
+        for plane, (_, _, cut) in PLANES.items():
+            slider = QSlider(Qt.Orientation.Horizontal)
+            slider.setToolTip(f"Where the {plane} slice cuts the {'xyz'[cut]} axis")
+            slider.valueChanged.connect(lambda _: self.redraw())
+            row.addWidget(QLabel(f"{plane} at {'xyz'[cut]}"))
+            row.addWidget(slider, 1)
+            self.slice_sliders[plane] = slider
+        self.slices_box = box
+        return box
+
     def _scrubber(self) -> QHBoxLayout:
         row = QHBoxLayout()
         self.play_button = QPushButton("Play")
@@ -255,21 +282,31 @@ class Field2DView(QWidget):
 
     # -- the model ------------------------------------------------------------------------
 
-    def choose_model(self, name: str, points: int | None = None) -> None:
-        """Show field model ``name`` (on ``points`` per axis) and run it."""
+    def choose_model(self, name: str, points: int | None = None,
+                     ndim: int | None = None) -> None:
+        """Show field model ``name`` (on ``points`` per axis of ``ndim`` axes) and run it."""
         self.stop()
-        self.session.select_model(name, points)
+        self.session.select_model(name, points, ndim)
         self.run(0)
 
     def _model_changed(self) -> None:
         session = self.session
         self._make_shown_boxes()
         self._make_panels()
-        self.model_box.setCurrentText(session.model_name)
-        self.points_box.setCurrentText(f"{session.points} x {session.points}")
+        ndim = session.grid.ndim
+        self.model_box.setCurrentText(choice_label(session.model_name, ndim))
+        self.points_box.clear()
+        self.points_box.addItems([_grid_label(n, ndim) for n in GRID_CHOICES_BY_AXES[ndim]])
+        self.points_box.setCurrentText(_grid_label(session.points, ndim))
         self.t1_box.setValue(session.t1)
-        _, _, width, height = image_rect(session.grid)
-        self.brush_radius.setValue(0.05 * min(width, height))
+        self.brush_radius.setValue(0.05 * min(session.grid.length(a) for a in range(ndim)))
+        self.slices_box.setVisible(ndim == 3)
+        for plane, slider in self.slice_sliders.items():
+            n = session.grid.points[PLANES[plane][2]] if ndim == 3 else 1
+            blocked = slider.blockSignals(True)
+            slider.setRange(0, n - 1)
+            slider.setValue(n // 2)
+            slider.blockSignals(blocked)
         last = len(session.frames) - 1  # a run read from a file: at its last frame
         blocked = self.scrubber.blockSignals(True)
         self.scrubber.setRange(0, last)
@@ -278,16 +315,31 @@ class Field2DView(QWidget):
         self.draw()
 
     def _make_panels(self) -> None:
-        """A panel per field shown, on the grid's extent."""
+        """A panel per field shown, on the grid's extent: for a 1-D field its space-time
+        image above its profile, for a 3-D field its three slices in a column."""
         self.images.clear()
-        self.panels = [FieldPanel(self.images, i, name, self._clicked, self.session,
-                                  self._dragged)
-                       for i, name in enumerate(self.session.shown)]
-        x0, y0, width, height = image_rect(self.session.grid)
-        for panel in self.panels:
-            panel.rect = QRectF(x0, y0, width, height)
-            panel.image.painting = self.paint_box.isChecked()
-        self._arrange()
+        self.profiles = {}
+        session, ndim = self.session, self.session.grid.ndim
+        if ndim == 2:
+            self.panels = [FieldPanel(self.images, i, name, self._clicked, session,
+                                      self._dragged) for i, name in enumerate(session.shown)]
+            for panel in self.panels:
+                panel.rect = QRectF(*image_rect(session.grid))
+                panel.image.painting = self.paint_box.isChecked()
+            self._arrange()
+        elif ndim == 1:
+            self.panels = [FieldPanel(self.images, i, name, None, session, plane="xt")
+                           for i, name in enumerate(session.shown)]
+            for i, name in enumerate(session.shown):
+                plot = self.images.addPlot(row=1, col=i)
+                configure_axes(plot, "x", name)
+                self.profiles[name] = plot.plot(pen=pg.mkPen(width=2))
+        else:
+            self.panels = [FieldPanel(self.images, i, name, None, session, row=r, plane=plane)
+                           for i, name in enumerate(session.shown)
+                           for r, plane in enumerate(PLANES)]
+            for panel in self.panels:
+                panel.rect = QRectF(*image_rect(session.grid, PLANES[panel.plane][:2]))
 
     def _make_shown_boxes(self) -> None:
         for box in self.shown_boxes.values():
@@ -312,7 +364,7 @@ class Field2DView(QWidget):
         blocked = self.hold_box.blockSignals(True)
         self.hold_box.setChecked(all(n in session.held_levels for n in session.shown))
         self.hold_box.blockSignals(blocked)
-        if tuple(p.name for p in self.panels) != session.shown:
+        if tuple(dict.fromkeys(p.name for p in self.panels)) != session.shown:
             self._make_panels()
         self.redraw()
 
@@ -337,6 +389,8 @@ class Field2DView(QWidget):
 
     def _arrange(self) -> None:
         """Fields side by side where the room is wide, one above the other where tall."""
+        if self.session.grid.ndim != 2:
+            return
         size, n = self.images.size(), len(self.panels)
         wide = size.width() >= 0.8 * n * size.height()
         places = [(0, i) if wide else (i, 0) for i in range(n)]
@@ -423,9 +477,26 @@ class Field2DView(QWidget):
         k = self.frame
         frame = self.session.frames[k]
         for panel in self.panels:
-            panel.show(frame[panel.name])
+            if panel.plane == "xt":
+                self._draw_space_time(panel, k)
+            elif panel.plane:
+                index = self.slice_sliders[panel.plane].value()
+                panel.show(plane_slice(frame[panel.name], panel.plane, index), frame[panel.name])
+            else:
+                panel.show(frame[panel.name])
+        for name, curve in self.profiles.items():
+            curve.setData(self.session.grid.axis_coordinates(0), frame[name])
         self.time_label.setText(f"t = {self.session.ts[k]:.5g} / {self.session.t1:g}")
         self.drawn.emit(k)
+
+    def _draw_space_time(self, panel: FieldPanel, k: int) -> None:
+        """A 1-D field's frames up to ``k``: x across, time up, a row per frame."""
+        ts = self.session.ts
+        x0, _, width, _ = image_rect(self.session.grid, (0, 0))
+        step = ts[1] - ts[0] if len(ts) > 1 else self.session.interval
+        panel.rect = QRectF(x0, ts[0] - step / 2, width, ts[k] - ts[0] + step)
+        values = space_time(self.session.frames, panel.name, k)
+        panel.show(values.T, values)  # image axes: x, then time
 
     def show_frame(self, k: int) -> None:
         """Move the scrubber to frame ``k``."""
@@ -447,6 +518,8 @@ class Field2DView(QWidget):
     # -- the cursor, the brush, export ----------------------------------------------------------
 
     def _mouse_moved(self, scene_pos) -> None:
+        if self.session.grid.ndim != 2:
+            return
         for panel in self.panels:
             box = panel.plot_item.getViewBox()
             if box.sceneBoundingRect().contains(scene_pos):
@@ -486,9 +559,10 @@ class Field2DView(QWidget):
 
     def export_columns(self) -> dict:
         """The frame shown as columns (File > Export data as CSV): ``x``, ``y``, each field."""
-        coordinates = self.session.grid.coordinates
+        grid = self.session.grid
         frame = self.session.frames[self.frame]
-        return {"x": np.ravel(coordinates[0]), "y": np.ravel(coordinates[1]),
+        return {**{axis: np.ravel(c) for axis, c in zip(grid.axis_names, grid.coordinates,
+                                                        strict=True)},
                 **{name: np.ravel(values) for name, values in frame.items()}}
 
     def export_png(self, path) -> list[Path]:
@@ -496,12 +570,13 @@ class Field2DView(QWidget):
         one field, else ``<stem>-<field>.png`` per field. Returns the files written."""
         path = Path(path)
         paths = []
-        for panel in self.panels:
+        for panel in self.panels:  # a 1-D field's space-time image, a 3-D field's slices
             rgba = panel.rgba()
             image = QImage(rgba.data, rgba.shape[1], rgba.shape[0], 4 * rgba.shape[1],
                            QImage.Format.Format_RGBA8888)
+            part = f"{panel.name}-{panel.plane}" if panel.plane not in ("", "xt") else panel.name
             target = path if len(self.panels) == 1 else path.with_name(
-                f"{path.stem}-{panel.name}{path.suffix or '.png'}")
+                f"{path.stem}-{part}{path.suffix or '.png'}")
             if not image.save(str(target), "PNG"):
                 raise OSError(f"could not write {target}")
             paths.append(target)
@@ -551,17 +626,29 @@ def add_to_window(window) -> FieldsTab:
 
 
 def add_field_menu(window, tab: FieldsTab) -> None:
-    """Fields > one entry per 2-D field model: show it in the view and run it."""
+    """Fields > one entry per field model and number of axes: show it in the view, run it."""
     bar = window.menuBar()
     menu = QMenu("Fiel&ds", window)
     last = bar.actions()[-1] if bar.actions() else None  # before Help
     bar.insertMenu(last, menu) if last is not None else bar.addMenu(menu)
-    for name in plane_models():
-        action = menu.addAction(name)
-        action.setStatusTip(f"Show {name} in the {Field2DView.title} view and run it")
-        action.triggered.connect(lambda _=False, n=name: _show_model(window, tab, n))
+    for name, ndim in model_choices():
+        label = choice_label(name, ndim)
+        action = menu.addAction(label)
+        action.setStatusTip(f"Show {label} in the {Field2DView.title} view and run it")
+        action.triggered.connect(lambda _=False, n=name, d=ndim: _show_model(window, tab, n, d))
 
 
-def _show_model(window, tab: FieldsTab, name: str) -> None:
+def _show_model(window, tab: FieldsTab, name: str, ndim: int = 2) -> None:
     window.tabs.setCurrentWidget(tab)
-    tab.view.choose_model(name)
+    tab.view.choose_model(name, ndim=ndim)
+
+
+def _choice(label: str) -> tuple[str, None, int]:
+    """``(name, points, ndim)`` for :meth:`Field2DView.choose_model` from a model label."""
+    name, ndim = parse_choice(label)
+    return name, None, ndim
+
+
+def _grid_label(points: int, ndim: int) -> str:
+    """``64 x 64`` on two axes, ``128`` on one, ``24 x 24 x 24`` on three."""
+    return " x ".join([str(points)] * ndim)

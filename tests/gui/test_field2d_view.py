@@ -264,3 +264,57 @@ def test_a_brush_drag_paints_a_stroke_that_one_undo_takes_back(qtbot, view, lab)
     assert session.frames[0]["v"].tobytes() == before.tobytes()
     lab.redo()
     assert session.frames[0]["v"].tobytes() == after.tobytes()
+
+
+@pytest.fixture
+def empty_view(qtbot, lab):
+    """A view of 2-D diffusion on 16 x 16, not run."""
+    widget = Field2DView(FieldSession(lab, "diffusion", 16))
+    qtbot.addWidget(widget)
+    widget.resize(900, 600)
+    widget.show()
+    yield widget
+    widget.shutdown()
+
+
+def test_a_1d_model_shows_a_space_time_image_and_its_profile(qtbot, empty_view):
+    view = empty_view
+    view.model_box.textActivated.emit("diffusion (1-D)")
+    session = view.session
+    assert session.grid.ndim == 1 and view.points_box.currentText() == "128"
+    qtbot.waitUntil(lambda: session.complete and view.worker is None, timeout=LONG)
+    qtbot.waitUntil(lambda: view.frame == len(session.frames) - 1)
+    qtbot.wait(40)
+    panel, = view.panels
+    stacked = np.stack([frame["u"] for frame in session.frames])  # (time, x)
+    assert panel.plane == "xt" and np.array_equal(image_of(panel), stacked.T)
+    x, y = view.profiles["u"].getData()
+    assert np.array_equal(x, session.grid.axis_coordinates(0))
+    assert np.array_equal(y, session.frames[-1]["u"])
+    rect = panel.image.mapRectToView(panel.image.boundingRect())
+    step = session.ts[1] - session.ts[0]
+    assert rect.top() == pytest.approx(-step / 2) and rect.height() == pytest.approx(
+        session.ts[-1] + step)
+    view.scrubber.setValue(3)
+    qtbot.waitUntil(lambda: image_of(panel).shape == (128, 4))
+    assert np.array_equal(image_of(panel), stacked[:4].T)
+
+
+def test_a_3d_model_shows_three_slices_each_with_its_slider(qtbot, empty_view):
+    view = empty_view
+    view.session.select_model("diffusion", 8, ndim=3)
+    session = view.session
+    assert session.frames[0]["u"].shape == (8, 8, 8) and not view.slices_box.isHidden()
+    volume = np.arange(512.0).reshape(8, 8, 8)  # every cell its own value
+    session.frames[0] = {"u": volume}
+    view.slice_sliders["yz"].setValue(1)  # x index
+    view.slice_sliders["xz"].setValue(6)  # y index
+    view.slice_sliders["xy"].setValue(3)  # z index
+    qtbot.wait(40)
+    view.draw()
+    images = {panel.plane: image_of(panel) for panel in view.panels}
+    assert np.array_equal(images["yz"], volume[1, :, :])
+    assert np.array_equal(images["xz"], volume[:, 6, :])
+    assert np.array_equal(images["xy"], volume[:, :, 3])
+    levels_shown = {tuple(p.colorbar.levels()) for p in view.panels}
+    assert levels_shown == {levels(volume)}  # one colour range: the whole field's
