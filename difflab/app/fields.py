@@ -304,6 +304,14 @@ class FieldSession:
         self._set_frames([0.0], [{k: np.array(v, dtype=float) for k, v in
                                   self._base.initial_fields().items()}], name)
 
+    def start_afresh(self) -> None:
+        """A new session (File > New, or another file opened): the model's defaults and
+        initial fields, with nothing to save until they change."""
+        if self.model_name is not None:
+            name, self.model_name = self.model_name, None
+            self.select_model(name)
+        self.saved_edits = self.edits
+
     def _set_frames(self, ts, frames, name: str, loaded: bool = False) -> None:
         """New frames of model ``name``; ``loaded``: read from a file, not to re-solve."""
         self.ts, self.frames = list(ts), list(frames)

@@ -81,6 +81,7 @@ class Lab:
         self._removed: dict = {}  # (kind, name) -> the deleted object, which undo brings back
         self.path = None
         self.dirty = False
+        self.field_session = None  # the field view's (difflab.app.fields), made when shown
         self.edits = 0  # counts the changes, so a save taken in the background knows its own
         self.messages: list[tuple[str, str]] = []
         self.gui_layout: dict = {}
@@ -582,6 +583,8 @@ class Lab:
         self.gui_layout = {}
         self._restore_model({"model": model, "params": None})
         self.set_layout(PlotLayout.for_states(self.state_names))
+        if self.field_session is not None:
+            self.field_session.start_afresh()
         self.undo_stack.clear()
         self.events.runs.emit(names=[])
         self.events.results.emit(kind=None, name=None)

@@ -110,3 +110,21 @@ def test_a_field_run_saved_from_python_opens_in_the_field_session(tmp_path):
     save_lab(lab, path)  # unchanged: the file keeps it as it is, under its name
     assert dl.open(path).runs.names() == ["heat"]
     assert dl.open(path).app_settings["fields"]["run"] == "heat"
+
+
+def test_another_file_opened_starts_the_field_view_afresh(saved, tmp_path):
+    _, session, _ = saved
+    other = tmp_path / "other.h5"
+    lab = Lab("lorenz")
+    lab.set_settings(t1=1.0)
+    lab.solve_now()
+    save_lab(lab, other)
+    painted = FieldSession(lab, "diffusion", POINTS)
+    painted.paint(0, "u", (0.5, 0.5), 0.1, 3.0)
+    open_lab(lab, other)  # the painted field is not the other file's
+    assert lab.field_session is painted and not painted.unsaved and len(painted.frames) == 1
+    initial = dl.models.get("diffusion")().with_points((POINTS, POINTS)).initial_fields()
+    np.testing.assert_array_equal(painted.frames[0]["u"], initial["u"])
+    save_lab(lab, other)
+    with h5py.File(other, "r") as f:
+        assert FIELD_RUN not in f["runs"]
