@@ -23,17 +23,15 @@ from PySide6.QtWidgets import (
     QFormLayout,
     QHBoxLayout,
     QLabel,
-    QMenu,
     QPushButton,
     QSlider,
     QVBoxLayout,
     QWidget,
 )
 
-from ..app.fields import (
+from ..app.field_frames import (
     COLOUR_MAPS,
     PLANES,
-    FieldSession,
     choice_label,
     image_rect,
     model_choices,
@@ -41,10 +39,11 @@ from ..app.fields import (
     parse_choice,
     plane_slice,
     space_time,
-    stream_frames,
 )
+from ..app.fields import FieldSession, stream_frames
+from .field_panels import FieldPanel, PaintableImage
 from .parameters import ParameterPanel
-from .plots import SafeViewBox, configure_axes
+from .plots import configure_axes
 from .widgets import FloatSpinBox, Throttle, controls_beside_plots
 from .workers import TaskWorker, iterate, while_alive
 
@@ -54,80 +53,6 @@ GRID_CHOICES_BY_AXES = {1: (64, 128, 256, 512, 1024), 2: GRID_CHOICES, 3: (16, 2
 PLAY_MS = 40  # one frame per tick while playing
 RESOLVE_MS = 150  # parameter edits re-solve once they pause this long
 TASK = "fields"
-
-
-class PaintableImage(pg.ImageItem):
-    """An image that reports clicks and drags (in view coordinates) while ``painting``
-    is on: ``on_click(image, point)``, ``on_drag(image, stage, point)`` with ``stage``
-    ``"begin"`` (at the press), ``"move"`` or ``"end"``."""
-
-    def __init__(self, on_click, on_drag=None):
-        super().__init__(axisOrder="col-major")
-        self.painting = False
-        self._on_click, self._on_drag = on_click, on_drag
-
-    def mouseDragEvent(self, event):  # pyqtgraph override
-        if not self.painting or self._on_drag is None \
-                or event.button() != Qt.MouseButton.LeftButton:
-            event.ignore()
-            return
-        event.accept()
-        if event.isStart():
-            press = self.mapToView(event.buttonDownPos())
-            self._on_drag(self, "begin", (press.x(), press.y()))
-        point = self.mapToView(event.pos())
-        self._on_drag(self, "end" if event.isFinish() else "move", (point.x(), point.y()))
-
-    def mouseClickEvent(self, event):  # pyqtgraph override
-        if not self.painting or self._on_click is None \
-                or event.button() != Qt.MouseButton.LeftButton:
-            event.ignore()
-            return
-        event.accept()
-        point = self.mapToView(event.pos())
-        self._on_click(self, (point.x(), point.y()))
-
-
-class FieldPanel:
-    """One field's plot: the image, its colour bar and colour map. ``plane``: the slice
-    of a 3-D field it shows (``"xy"``, ...), ``"xt"`` for a 1-D field's space-time
-    image, ``""`` for a 2-D field."""
-
-    def __init__(self, layout: pg.GraphicsLayoutWidget, column: int, name: str, on_click,
-                 session: FieldSession, on_drag=None, *, row: int = 0, plane: str = ""):
-        self.name, self.session, self.plane = name, session, plane
-        self.plot_item = layout.addPlot(row=row, col=column, viewBox=SafeViewBox())
-        self.place = (row, column)
-        self.plot_item.setAspectLocked(plane != "xt")
-        self.image = PaintableImage(on_click, on_drag)
-        self.plot_item.addItem(self.image)
-        self.map_name = ""
-        self.rect = QRectF(0.0, 0.0, 1.0, 1.0)  # the grid's extent, set by the view
-        self.colorbar = pg.ColorBarItem(colorMap="viridis", interactive=False, width=14)
-        self.colorbar.setImageItem(self.image, insert_in=self.plot_item)
-        configure_axes(self.plot_item, *(plane or "xy"))
-        self.plot_item.setTitle(f"{name} ({plane})" if plane else name)
-
-    def show(self, values: np.ndarray, whole: np.ndarray | None = None) -> None:
-        """Draw a frame of the field: image, colour map and levels (those of ``whole``,
-        the field a slice is cut from, where given)."""
-        whole = values if whole is None else whole
-        name = self.session.colour_map(self.name, whole)
-        if name != self.map_name:
-            self.map_name = name
-            self.colorbar.setColorMap(pg.colormap.get(name))
-        lo, hi = self.session.levels(self.name, whole)
-        self.image.setImage(values, autoLevels=False, levels=(lo, hi))
-        self.image.setRect(self.rect)  # its scale follows the image's shape
-        self.colorbar.setLevels((lo, hi))
-
-    def rgba(self) -> np.ndarray:
-        """The frame shown as RGBA bytes, one pixel per grid point, rows from y high to low."""
-        values = np.asarray(self.image.image, dtype=float)
-        lo, hi = self.colorbar.levels()
-        scaled = np.clip((values - lo) / (hi - lo), 0.0, 1.0)
-        colours = pg.colormap.get(self.map_name).map(np.nan_to_num(scaled), mode="byte")
-        return np.ascontiguousarray(np.transpose(colours, (1, 0, 2))[::-1])
 
 
 class Field2DView(QWidget):
@@ -588,59 +513,6 @@ class Field2DView(QWidget):
         if name:
             written = self.export_png(name)
             self.hovered.emit("wrote " + ", ".join(str(p) for p in written))
-
-
-class FieldsTab(QWidget):
-    """The main window's tab of the 2-D field view, made when first shown or asked for
-    (its model's first fields take JAX a moment to compute: not at every start)."""
-
-    def __init__(self, window):
-        super().__init__()
-        self.window_ = window
-        self._view: Field2DView | None = None
-        QVBoxLayout(self).setContentsMargins(0, 0, 0, 0)
-
-    @property
-    def view(self) -> Field2DView:
-        if self._view is None:
-            window = self.window_
-            lab = window.lab
-            session = getattr(lab, "field_session", None) or FieldSession(lab)
-            self._view = Field2DView(session, host=window)
-            self._view.hovered.connect(lambda text: window.status.setText(text))
-            self.layout().addWidget(self._view)
-        return self._view
-
-    def showEvent(self, event):  # Qt override
-        super().showEvent(event)
-        self.view  # noqa: B018 (made on first sight)
-
-
-def add_to_window(window) -> FieldsTab:
-    """The view as a tab of the main window (its runs are the window's tasks, its cursor
-    values go to the status bar); the view itself is made when first needed."""
-    tab = FieldsTab(window)
-    window.views["fields"] = tab
-    window.tabs.addTab(tab, Field2DView.title)
-    return tab
-
-
-def add_field_menu(window, tab: FieldsTab) -> None:
-    """Fields > one entry per field model and number of axes: show it in the view, run it."""
-    bar = window.menuBar()
-    menu = QMenu("Fiel&ds", window)
-    last = bar.actions()[-1] if bar.actions() else None  # before Help
-    bar.insertMenu(last, menu) if last is not None else bar.addMenu(menu)
-    for name, ndim in model_choices():
-        label = choice_label(name, ndim)
-        action = menu.addAction(label)
-        action.setStatusTip(f"Show {label} in the {Field2DView.title} view and run it")
-        action.triggered.connect(lambda _=False, n=name, d=ndim: _show_model(window, tab, n, d))
-
-
-def _show_model(window, tab: FieldsTab, name: str, ndim: int = 2) -> None:
-    window.tabs.setCurrentWidget(tab)
-    tab.view.choose_model(name, ndim=ndim)
 
 
 def _choice(label: str) -> tuple[str, None, int]:

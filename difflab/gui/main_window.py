@@ -38,13 +38,13 @@ from ..app.runs import (
     stream_run,
 )
 from . import _gc
+from .device_panel import DevicePanel, apply_device_choices
 from .field_view import FieldView
-from .field2d_view import add_field_menu, add_to_window
+from .fields_tab import add_field_menu, add_to_window
 from .files import FileActions
 from .highlight import EquationHighlighter
 from .initial_state import InitialStatePanel
 from .menus import build_actions, build_menus
-from .device_panel import DevicePanel, apply_device_choices
 from .panels import LogPanel, ModelBrowser, RunSettingsPanel, RunsPanel
 from .parameters import ParameterPanel
 from .phase3d_view import Phase3DView

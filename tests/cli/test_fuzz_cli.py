@@ -148,7 +148,7 @@ def _short(argv) -> bool:
 
 
 @pytest.mark.slow
-@settings(FUZZ, max_examples=50)
+@settings(FUZZ, max_examples=30)
 @given(data=st.data())
 def test_run_with_random_options_never_shows_a_traceback(data):
     with _folder() as folder:
@@ -259,7 +259,7 @@ def _small_sweep(config: dict) -> bool:
 
 
 @pytest.mark.slow
-@settings(FUZZ, max_examples=30)
+@settings(FUZZ, max_examples=15)
 @given(data=st.data())
 def test_sweep_with_random_config_files_never_shows_a_traceback(data):
     config = data.draw(sweep_config())

@@ -8,7 +8,8 @@ from PySide6.QtCore import QPointF, Qt
 from PySide6.QtGui import QImage
 
 import difflab as dl
-from difflab.app.fields import FieldSession, disc_cells, levels, paint_disc
+from difflab.app.field_frames import disc_cells, levels, paint_disc
+from difflab.app.fields import FieldSession
 from difflab.app.lab import Lab
 from difflab.app.session_io import open_lab, save_lab
 from difflab.gui.field2d_view import RESOLVE_MS, Field2DView

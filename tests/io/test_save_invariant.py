@@ -70,7 +70,7 @@ def apply(step, path: Path, expected: dict) -> None:
 
 
 @pytest.mark.slow
-@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=5, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(steps)
 def test_saves_keep_everything_not_deleted(sequence):
     folder = Path(tempfile.mkdtemp())
