@@ -471,15 +471,16 @@ class Lab:
 
     def set_analyses(self, prefix: str, results) -> None:
         """Keep analysis ``results`` (a bifurcation diagram's branches) as the analyses
-        ``<prefix>.0``, ``<prefix>.1``, ..., in place of those kept under ``prefix``
-        before; they are saved with the session."""
+        ``<prefix>_0``, ``<prefix>_1``, ..., in place of those kept under ``prefix``
+        before (named so or, read from an older file, ``<prefix>.<i>``); they are saved
+        with the session."""
         store = self.results["analysis"]
         for name in [n for n in store if _numbered(n, prefix) is not None]:
             store.pop(name)
             self._forget("analysis", name)
         for i, result in enumerate(results):
-            store[f"{prefix}.{i}"] = result
-            self._touch("analysis", f"{prefix}.{i}")
+            store[f"{prefix}_{i}"] = result
+            self._touch("analysis", f"{prefix}_{i}")
         self.events.results.emit(kind="analysis", name=prefix)
         self.mark_dirty()
 
@@ -593,9 +594,11 @@ class Lab:
 
 
 def _numbered(name: str, prefix: str) -> int | None:
-    """``i`` for a name ``<prefix>.<i>``, else ``None``."""
-    head, dot, tail = name.rpartition(".")
-    return int(tail) if head == prefix and dot and tail.isdigit() else None
+    """``i`` for a name ``<prefix>_<i>`` (or ``<prefix>.<i>``, as older files name it),
+    else ``None``."""
+    head, tail = name[:len(prefix)], name[len(prefix) + 1:]
+    joined = name[len(prefix):len(prefix) + 1] in ("_", ".")
+    return int(tail) if head == prefix and joined and tail.isdigit() else None
 
 
 def finite_bounds(spec) -> tuple[float, float]:

@@ -3,10 +3,10 @@
 The file is a DiffLab session in the schema of ``docs/hdf5-schema.md``, a document of
 named objects: the kept runs are ``/runs/<name>``, the current run ``/runs/current``,
 sweeps, fits and sensitivities ``/sweeps/<name>``, ..., analysis results
-``/analyses/<name>`` (the bifurcation diagram's branches ``bifurcation.0``, ..., those of
+``/analyses/<name>`` (the bifurcation diagram's branches ``bifurcation_0``, ..., those of
 equilibria first, then those of periodic orbits), each
 written by ``difflab.io.add`` as the class the solvers return (a fit and a sensitivity
-bring their run, ``<name>.run``); the
+bring their run, ``<name>_run``); the
 app's model, parameters and run settings go in ``/app`` ``settings``, the plots' layout
 in ``/app`` ``plot_layout``. Opening reads every object the app can show
 (``difflab.io.open_session``, never runs code). Saving goes through
@@ -37,7 +37,7 @@ from .sensitivities import load_sensitivities
 from .sweeps import load_sweeps
 
 CURRENT = "current"
-DIAGRAM = "bifurcation"  # the bifurcation diagram's branches: analyses "bifurcation.<i>"
+DIAGRAM = "bifurcation"  # the bifurcation diagram's branches: analyses "bifurcation_<i>"
 #: the lab's kind of object -> its group in the file
 GROUPS = {"run": "runs", "sweep": "sweeps", "fit": "fits", "sensitivity": "sensitivities",
           "analysis": "analyses"}

@@ -14,7 +14,7 @@ from .commands import _build_model, _err, _out, _writing
 from .errors import UsageError, printable
 from .sizes import check_starts
 
-CURVE = "curve"  # --param2's curves are stored as <name>.curve0, <name>.curve1, ...
+CURVE = "curve"  # --param2's curves are stored as <name>_curve0, <name>_curve1, ...
 
 
 def _analysed(function, *args, **kwargs):
@@ -44,7 +44,7 @@ def _computed_with(args, compute):
     """``compute()``, a result and its parts ``((suffix, part), ...)``, stored in ``--out``
     as ``difflab run --out`` stores a run: the file's lock is held and an existing file
     checked before computing; the result is ``--name`` (or its default), each part
-    ``<name>.<suffix>``."""
+    ``<name>_<suffix>``."""
     out = _session_file(args)
     with _writing(out, args.name, args.overwrite, kind="analyses"):
         result, parts = compute()
@@ -58,7 +58,7 @@ def _store(out: Path, result, parts, args) -> None:
         with dl.io.write_session(out, overwrite=args.overwrite,
                                  compress=args.compress) as writer:
             name = dl.io.add(writer, result, name=args.name)
-            names = [name, *(dl.io.add(writer, part, name=f"{name}.{suffix}")
+            names = [name, *(dl.io.add(writer, part, name=f"{name}_{suffix}")
                              for suffix, part in parts)]
             if args.overwrite:
                 _remove_stale_parts(writer, name, names)
@@ -71,9 +71,10 @@ def _store(out: Path, result, parts, args) -> None:
 
 
 def _remove_stale_parts(writer, name: str, kept: list) -> None:
-    """Remove the curves ``<name>.curve<i>`` an overwritten result had and this one lacks."""
+    """Remove the curves ``<name>_curve<i>`` an overwritten result had and this one lacks
+    (and those an older file named ``<name>.curve<i>``)."""
     group = writer.file.get("analyses")
-    stale = re.compile(re.escape(f"{name}.{CURVE}") + r"\d+")
+    stale = re.compile(re.escape(name) + "[_.]" + CURVE + r"\d+")
     for member in [] if group is None else list(group):
         if stale.fullmatch(member) and member not in kept:
             writer.remove("analyses", member)

@@ -86,7 +86,7 @@ def add_analysis_parsers(commands, assignment, finite) -> None:
     cont.add_argument("--param2", default=None,
                       help="a second parameter: from each fold and Hopf point found, follow "
                            "the curve of such points in (--param, --param2); with --out, "
-                           "stored beside the branch as NAME.curve0, NAME.curve1, ...")
+                           "stored beside the branch as NAME_curve0, NAME_curve1, ...")
     cont.add_argument("--from2", dest="start2", type=finite, default=None,
                       help="--param2's first value")
     cont.add_argument("--to2", dest="stop2", type=finite, default=None,

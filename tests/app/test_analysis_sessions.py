@@ -2,6 +2,7 @@
 equilibria and of periodic orbits) under ``/analyses`` and opening it again restores the
 diagram, Qt-free."""
 
+import h5py
 import jax.numpy as jnp
 import numpy as np
 import pytest
@@ -26,7 +27,7 @@ def test_a_saved_diagram_is_restored_on_open(diagram, tmp_path):
     path = tmp_path / "session.h5"
     save_lab(lab, path)
     n = len(diagram.branches)
-    assert n == 2 and dl.open(path).analyses.names() == [f"bifurcation.{i}" for i in range(n)]
+    assert n == 2 and dl.open(path).analyses.names() == [f"bifurcation_{i}" for i in range(n)]
 
     other = Lab("pendulum")
     open_lab(other, path)
@@ -51,10 +52,28 @@ def test_a_new_diagram_replaces_the_old_one_in_the_file(diagram, tmp_path):
     save_lab(lab, path)
     lab.set_analyses(DIAGRAM, diagram.branches[:1])
     save_lab(lab, path)
-    assert dl.open(path).analyses.names() == ["bifurcation.0"]
-    lab.delete("analysis", "bifurcation.0")
+    assert dl.open(path).analyses.names() == ["bifurcation_0"]
+    lab.delete("analysis", "bifurcation_0")
     save_lab(lab, path)
     assert dl.open(path).analyses.names() == []
+
+
+def test_a_diagram_named_as_in_older_files_opens_and_is_replaced(diagram, tmp_path):
+    lab = Lab("lorenz")
+    lab.set_analyses(DIAGRAM, diagram.branches)
+    path = tmp_path / "session.h5"
+    save_lab(lab, path)
+    with h5py.File(path, "a") as f:  # older files named the branches bifurcation.<i>
+        for i in range(2):
+            f.move(f"analyses/bifurcation_{i}", f"analyses/bifurcation.{i}")
+    other = Lab()
+    open_lab(other, path)
+    back = kept_diagram(other)
+    assert back is not None and len(back.branches) == 2
+    np.testing.assert_array_equal(back.branches[1].values, diagram.branches[1].values)
+    other.set_analyses(DIAGRAM, diagram.branches[:1])
+    save_lab(other, path)
+    assert dl.open(path).analyses.names() == ["bifurcation_0"]
 
 
 def test_analyses_added_by_the_command_line_stay_in_the_file(diagram, tmp_path):
@@ -67,7 +86,7 @@ def test_analyses_added_by_the_command_line_stay_in_the_file(diagram, tmp_path):
     lab.set_analyses(DIAGRAM, diagram.branches)
     save_lab(lab, path)
     session = dl.open(path)
-    assert session.analyses.names() == ["spectrum", "bifurcation.0", "bifurcation.1"]
+    assert session.analyses.names() == ["spectrum", "bifurcation_0", "bifurcation_1"]
     np.testing.assert_array_equal(session.analyses["spectrum"].exponents, spectrum.exponents)
 
 
@@ -76,8 +95,8 @@ def test_a_result_no_file_stores_yet_does_not_stop_the_save(diagram, tmp_path):
     point = diagram.branches[0].special[0]  # a SpecialPoint alone is no stored analysis
     lab.set_analyses(DIAGRAM, (diagram.branches[0], point))
     save_lab(lab, tmp_path / "session.h5")
-    assert dl.open(tmp_path / "session.h5").analyses.names() == ["bifurcation.0"]
-    warning = "analysis 'bifurcation.1' is not saved: cannot save a SpecialPoint"
+    assert dl.open(tmp_path / "session.h5").analyses.names() == ["bifurcation_0"]
+    warning = "analysis 'bifurcation_1' is not saved: cannot save a SpecialPoint"
     assert any(level == "warning" and text.startswith(warning) for level, text in lab.messages)
 
 
@@ -113,7 +132,7 @@ def test_the_periodic_orbits_of_a_diagram_come_back_with_it(tmp_path):
     lab.set_analyses(DIAGRAM, diagram.results)
     path = tmp_path / "session.h5"
     save_lab(lab, path)
-    assert dl.open(path).analyses.names() == ["bifurcation.0", "bifurcation.1"]
+    assert dl.open(path).analyses.names() == ["bifurcation_0", "bifurcation_1"]
 
     other = _bautin_lab()
     open_lab(other, path)

@@ -128,17 +128,20 @@ def test_continue_stores_the_branch_and_each_curve(tmp_path, capsys, fold_bautin
             "--state", "x=1.2", "--ds", "0.2", "--max-points", "60", "--out", path,
             "--name", "hb")
     data, err = _json(capsys, *args, "--param2", "b", "--from2", "-1", "--to2", "2")
-    assert f"saved {path} (/analyses/hb, /analyses/hb.curve0, /analyses/hb.curve1)" in err
+    assert f"saved {path} (/analyses/hb, /analyses/hb_curve0, /analyses/hb_curve1)" in err
     session = dl.open(path)
-    assert session.analyses.names() == ["hb", "hb.curve0", "hb.curve1"]
+    assert session.analyses.names() == ["hb", "hb_curve0", "hb_curve1"]
     curves = data.pop("curves")
     assert session.analyses["hb"].to_dict() == data
-    assert [session.analyses[f"hb.curve{i}"].to_dict() for i in range(2)] == curves
+    assert [session.analyses[f"hb_curve{i}"].to_dict() for i in range(2)] == curves
     assert [c["type"] for c in curves] == [p["type"] for p in data["special"]] == ["hopf", "fold"]
-    (bautin,) = session.analyses["hb.curve0"].special
+    (bautin,) = session.analyses["hb_curve0"].special
     assert bautin.kind == "bautin" and bautin.values == pytest.approx([1.0, 0.0], abs=1e-6)
-    assert session.analyses["hb.curve1"].frequency is None
+    assert session.analyses["hb_curve1"].frequency is None
 
+    with h5py.File(path, "a") as f:  # as older files named a curve: it still opens
+        f.move("analyses/hb_curve1", "analyses/hb.curve1")
+    assert dl.open(path).analyses["hb.curve1"].to_dict() == curves[1]
     _json(capsys, *args, "--overwrite")  # the branch alone now: its old curves go
     assert dl.open(path).analyses.names() == ["hb"]
 

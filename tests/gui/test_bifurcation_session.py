@@ -19,7 +19,7 @@ def test_the_diagram_comes_back_with_the_session(qtbot, window, tmp_path):
 
     path = tmp_path / "diagram.h5"
     assert window.files._save_to(path)
-    assert dl.open(path).analyses.names() == ["bifurcation.0", "bifurcation.1"]
+    assert dl.open(path).analyses.names() == ["bifurcation_0", "bifurcation_1"]
     window.files.new()
     assert view.diagram is None and not view.curves
 
