@@ -10,6 +10,7 @@ import functools
 
 import jax.numpy as jnp
 import numpy as np
+from jax import lax
 
 from .boundaries import check_points, extrapolation_degree, ghost_weights
 
@@ -44,34 +45,53 @@ def _ghosts(u_inner, side, grid, axis: int, order: int, t):
     weights = _weights(side, order, grid.spacing[axis])
     degree = weights.shape[1] - 1
     condition = side.value_at(t)
-    interior = jnp.take(u_inner, jnp.arange(degree), axis=axis)
+    interior = lax.slice_in_dim(u_inner, 0, degree, axis=axis)
     return [w[0] * condition + jnp.tensordot(w[1:], interior, axes=([0], [axis]))
             for w in weights]
 
 
+def _ghost_layers(u, grid, axis: int, width: int, order: int, t):
+    """The ``width`` layers before and after ``u`` along ``axis``, as the boundaries say."""
+    n = u.shape[axis]
+    if grid.periodic(axis):
+        return (lax.slice_in_dim(u, n - width, n, axis=axis),
+                lax.slice_in_dim(u, 0, width, axis=axis))
+    low, high = grid.boundaries[axis]
+    before = _ghosts(u, low, grid, axis, order, t)[:width][::-1]
+    after = _ghosts(jnp.flip(u, axis=axis), high, grid, axis, order, t)[:width]
+    return jnp.stack(before, axis=axis), jnp.stack(after, axis=axis)
+
+
 def pad(u, grid, axis: int, width: int, order: int = 2, t=0.0):
     """``u`` with ``width`` extra points on both sides of ``axis``, as the boundaries say."""
-    if grid.periodic(axis):
-        widths = [(0, 0)] * u.ndim
-        widths[axis] = (width, width)
-        return jnp.pad(u, widths, mode="wrap")
-    low, high = grid.boundaries[axis]
-    flipped = jnp.flip(u, axis=axis)
-    before = _ghosts(u, low, grid, axis, order, t)[:width][::-1]
-    after = _ghosts(flipped, high, grid, axis, order, t)[:width]
-    layers = [jnp.stack(before, axis=axis), u, jnp.stack(after, axis=axis)]
-    return jnp.concatenate(layers, axis=axis)
+    before, after = _ghost_layers(u, grid, axis, width, order, t)
+    return jnp.concatenate([before, u, after], axis=axis)
 
 
-def _apply(u, grid, axis: int, stencil, order: int, t):
-    width = len(stencil) // 2
-    padded = pad(u, grid, axis, width, order, t)
-    n = u.shape[axis]
+def _combine(padded, stencil, count: int, axis: int):
+    """``count`` stencil sums over ``padded`` along ``axis``, as sums of its slices."""
     total = 0.0
     for k, c in enumerate(stencil):
         if c:
-            total = total + c * jnp.take(padded, jnp.arange(k, k + n), axis=axis)
+            total = total + c * lax.slice_in_dim(padded, k, k + count, axis=axis)
     return total
+
+
+def _apply(u, grid, axis: int, stencil, order: int, t):
+    """The stencil along ``axis``. The interior is summed from slices of ``u`` itself and
+    only the ``width`` points at each end from thin padded slabs: padding the whole field
+    first costs an extra pass over memory (several, were it gathered by index)."""
+    width = len(stencil) // 2
+    n = u.shape[axis]
+    if n < 2 * width:
+        return _combine(pad(u, grid, axis, width, order, t), stencil, n, axis)
+    before, after = _ghost_layers(u, grid, axis, width, order, t)
+    low = jnp.concatenate([before, lax.slice_in_dim(u, 0, 2 * width, axis=axis)], axis=axis)
+    high = jnp.concatenate([lax.slice_in_dim(u, n - 2 * width, n, axis=axis), after],
+                           axis=axis)
+    parts = [_combine(low, stencil, width, axis), _combine(u, stencil, n - 2 * width, axis),
+             _combine(high, stencil, width, axis)]
+    return jnp.concatenate(parts, axis=axis)
 
 
 def derivative(u, grid, axis: int, order: int = 2, t=0.0):
