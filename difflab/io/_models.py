@@ -72,6 +72,36 @@ class ModelRecord:
         return _with_leaves(model, self)
 
 
+PATH_NOTE = ("the model file was outside the session file's folder; only its name is kept, "
+             "and it is looked for next to the session file")
+
+
+def stored_source_path(path: str | None, session_path) -> tuple[str | None, str | None]:
+    """``(path, note)`` as a session file stores a model file's ``path``: relative to the
+    session file's folder (``/``-separated) when the model file lies under it, else its
+    name alone with the note :data:`PATH_NOTE`; never an absolute path."""
+    if not path:
+        return path, None
+    folder = os.path.dirname(os.path.abspath(os.fspath(session_path)))
+    full = os.path.abspath(path)
+    try:
+        inside = os.path.commonpath([folder, full]) == folder
+    except ValueError:  # another drive
+        inside = False
+    if inside:
+        return os.path.relpath(full, folder).replace(os.sep, "/"), None
+    return os.path.basename(full), PATH_NOTE
+
+
+def resolved_source_path(stored: str | None, session_path) -> str | None:
+    """The model file a stored ``path`` names, found from the session file's folder (an
+    absolute path, as older files hold, is kept)."""
+    if not stored:
+        return stored
+    folder = os.path.dirname(os.path.abspath(os.fspath(session_path)))
+    return os.path.normpath(os.path.join(folder, stored))
+
+
 def check_static(record: ModelRecord) -> None:
     """``ValueError`` naming the field unless every stored ``static_*`` value fits the
     model's class: a setting it has, of its type, with its sign, and a count (an integer

@@ -12,7 +12,7 @@ import numpy as np
 
 from . import _analyses, _fields, _h5, _sandbox, _upgrade
 from ._errors import SessionFileError
-from ._models import ModelRecord, check_static
+from ._models import ModelRecord, check_static, resolved_source_path
 from ._netcdf import Variable, label_name, labels
 from ._schema import (
     ANALYSES,
@@ -303,7 +303,8 @@ def _model(reader: _Reader, key: str, group) -> ModelRecord:
         reader.fail(where, f"origin must be 'builtin', 'equations' or 'user', not {origin!r}")
     record = ModelRecord(
         key=key, origin=origin, name=text("name"), class_name=text("class_name", False) or "",
-        version=text("version", False) or "", path=text("path", False),
+        version=text("version", False) or "",
+        path=resolved_source_path(text("path", False), reader.path),
         sha256=text("sha256", False),
         parameters={p: float(reader.typed(attrs, k, (int, float), where))
                     for p, k in _h5.prefixed(attrs, "param").items()},

@@ -5,6 +5,7 @@ CLI, the app and scripts write the same schema (``docs/hdf5-schema.md``).
 """
 
 import contextlib
+import dataclasses
 import os
 import re
 import shutil
@@ -17,7 +18,7 @@ from ..solvers import Result, SolveSettings, default_solver, key_from_record
 from . import _analyses, _h5, _netcdf, _provenance
 from ._errors import SessionFileError
 from ._lock import real_path, writing
-from ._models import ModelRecord, record_of
+from ._models import ModelRecord, record_of, stored_source_path
 from ._netcdf import Variable, run_variables, time_state
 from ._reader import open_session
 from ._run_events import event_variables
@@ -131,6 +132,8 @@ class SessionWriter:
         return self.add_model_record(record_of(model, source_path=source_path))
 
     def add_model_record(self, record: ModelRecord, *, key: str | None = None) -> str:
+        path, path_note = stored_source_path(record.path, self.path)
+        record = dataclasses.replace(record, path=path)  # relative to this file's folder
         fingerprint = record.fingerprint()
         if key is None and fingerprint in self._fingerprints:
             return self._fingerprints[fingerprint]
@@ -139,8 +142,8 @@ class SessionWriter:
         group = models.create_group(key)
         _h5.set_attrs(group, {
             "origin": record.origin, "name": record.name, "class_name": record.class_name,
-            "version": record.version, "path": record.path, "sha256": record.sha256,
-            "fingerprint": fingerprint,
+            "version": record.version, "path": record.path, "path_note": path_note,
+            "sha256": record.sha256, "fingerprint": fingerprint,
             **{f"param_{k}": float(v) for k, v in record.parameters.items()},
             **{f"unit_{k}": v for k, v in record.units.items()},
             **{f"static_{k}": v for k, v in record.static.items()},
