@@ -7,6 +7,7 @@ from .boundaries import Dirichlet as Dirichlet
 from .boundaries import Neumann as Neumann
 from .boundaries import Periodic as Periodic
 from .boundaries import Robin as Robin
+from .burgers import Burgers as Burgers
 from .diffusion import Diffusion as Diffusion
 from .grid import Grid as Grid
 from .heat import Heat1D as Heat1D
@@ -18,7 +19,9 @@ from .operators import gradient as gradient
 from .operators import laplace as laplace
 from .operators import second_derivative as second_derivative
 from .pattern_formation import AllenCahn as AllenCahn
+from .pattern_formation import CahnHilliard as CahnHilliard
 from .pattern_formation import KuramotoSivashinsky as KuramotoSivashinsky
+from .pattern_formation import SwiftHohenberg as SwiftHohenberg
 from .reaction_diffusion import GrayScott as GrayScott
 from .spectral import dealias_mask as dealias_mask
 from .spectral import derivative_multiplier as derivative_multiplier
