@@ -18,7 +18,7 @@ from ..solvers import Result, SolveSettings, default_solver, key_from_record
 from . import _analyses, _h5, _netcdf, _provenance
 from ._errors import SessionFileError
 from ._lock import real_path, writing
-from ._models import ModelRecord, record_of, stored_source_path
+from ._models import ModelRecord, record_of, resolved_source_path, stored_source_path
 from ._netcdf import Variable, run_variables, time_state
 from ._reader import open_session
 from ._run_events import event_variables
@@ -391,8 +391,24 @@ def write_session(path, *, overwrite: bool = False, compress: bool = False,
                                  f"adding to {os.fspath(start)} (it is copied first)")
             shutil.copyfile(start, tmp)
         with _h5.create_file(tmp, "a" if keep else "w") as f:
+            if keep and base is not None:
+                _rebase_model_paths(f, base, path)
             yield SessionWriter(f, compress=compress, command_line=command_line,
                                 overwrite=overwrite, path=path)
+
+
+def _rebase_model_paths(file, old_session, new_session) -> None:
+    """Model files' ``path`` of a session copied from ``old_session`` made relative to
+    ``new_session``'s folder, so they name the same files."""
+    for group in file.get("models", {}).values():
+        stored = _h5.text(group.attrs.get("path"))
+        full = resolved_source_path(stored, old_session)
+        path, note = stored_source_path(full, new_session)
+        if path == stored:
+            continue
+        _h5.set_attrs(group, {"path": path, "path_note": note})
+        if note is None and "path_note" in group.attrs:
+            del group.attrs["path_note"]
 
 
 @contextlib.contextmanager

@@ -47,3 +47,23 @@ def test_an_absolute_path_of_an_older_file_is_read_as_it_is(tmp_path):
         group.attrs["path"] = str(model_file)
     assert dl.open(tmp_path / "s.h5").stored("runs", "user").model.path == str(model_file)
 
+
+
+def _stored_path(session) -> tuple:
+    with h5py.File(session) as f:
+        (group,) = f["models"].values()
+        return dl.io._h5.text(group.attrs["path"]), "path_note" in group.attrs
+
+
+def test_a_copy_into_another_folder_names_the_same_model_file(tmp_path):
+    model_file = tmp_path / "a" / "models" / "decay_model.py"
+    _saved_with_model(model_file, tmp_path / "a" / "s.h5")
+    with dl.io.write_session(tmp_path / "s.h5", base=tmp_path / "a" / "s.h5"):
+        pass  # Save As one folder up
+    assert _stored_path(tmp_path / "s.h5") == ("a/models/decay_model.py", False)
+    assert dl.open(tmp_path / "s.h5").stored("runs", "user").model.path == str(model_file)
+    aside = tmp_path / "b" / "s.h5"
+    aside.parent.mkdir()
+    with dl.io.write_session(aside, base=tmp_path / "a" / "s.h5"):
+        pass  # beside it: the name alone
+    assert _stored_path(aside) == ("decay_model.py", True)
