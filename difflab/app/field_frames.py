@@ -126,3 +126,40 @@ def paint_disc(field: np.ndarray, grid, centre, radius: float, value: float):
     painted = np.array(field, dtype=float, copy=True)
     painted.flat[cells] = value
     return painted, cells
+
+
+def point_series(frames, name: str, index) -> np.ndarray:
+    """Field ``name`` at grid ``index`` in each of ``frames``: one value per frame."""
+    return np.array([frame[name][tuple(index)] for frame in frames], dtype=float)
+
+
+def fractional_index(grid, axis: int, p) -> np.ndarray:
+    """Where coordinates ``p`` fall on ``axis``, in (fractional) grid indices; within
+    1e-9 of a grid point counts as on it, so a line through grid points samples them."""
+    f = (np.asarray(p, dtype=float) - grid.axis_coordinates(axis)[0]) / grid.spacing[axis]
+    near = np.round(f)
+    return np.where(np.abs(f - near) < 1e-9, near, f)
+
+
+def line_profile(values: np.ndarray, grid, start, end, n: int) -> np.ndarray:
+    """A 2-D field sampled bilinearly at ``n`` evenly spaced points from ``start`` to
+    ``end`` (coordinates); points beyond the grid's outer points take its edge values."""
+    t = np.arange(n) / max(n - 1, 1)
+    weights, lows = [], []
+    for axis in range(2):
+        f = fractional_index(grid, axis, start[axis] + (end[axis] - start[axis]) * t)
+        f = np.clip(f, 0, grid.points[axis] - 1)
+        low = np.minimum(np.floor(f).astype(int), grid.points[axis] - 2)
+        lows.append(low)
+        weights.append(f - low)
+    (i, j), (wx, wy) = lows, weights
+    v = np.asarray(values, dtype=float)
+    return ((1 - wx) * (1 - wy) * v[i, j] + wx * (1 - wy) * v[i + 1, j]
+            + (1 - wx) * wy * v[i, j + 1] + wx * wy * v[i + 1, j + 1])
+
+
+def profile_samples(grid, start, end) -> int:
+    """How many samples a profile from ``start`` to ``end`` takes: one per grid step
+    along the axis it crosses most cells of (at least 2)."""
+    steps = [abs(e - s) / h for s, e, h in zip(start, end, grid.spacing, strict=False)]
+    return max(2, round(max(steps)) + 1)

@@ -8,6 +8,9 @@ centred at 0 for a signed one, levels from the frame shown (or held), fields sho
 colour maps as chosen. With Paint on, a click paints a disc of the brush's value into the
 field shown, a drag paints a stroke (each one undo step, Edit > Undo); a run under way
 continues from the painted field. The value under the cursor goes to ``hovered``.
+With Paint off, a click on a field plots its value at the nearest grid point over the
+frames so far, and a shift+drag (any drag with Profile on) plots the field along the line
+drawn, between the grid points nearest its ends, for the frame shown.
 """
 
 from pathlib import Path
@@ -34,10 +37,13 @@ from ..app.field_frames import (
     PLANES,
     choice_label,
     image_rect,
+    line_profile,
     model_choices,
     nearest_cell,
     parse_choice,
     plane_slice,
+    point_series,
+    profile_samples,
     space_time,
 )
 from ..app.fields import FieldSession, stream_frames
@@ -73,6 +79,8 @@ class Field2DView(QWidget):
         self.worker: TaskWorker | None = None
         self.panels: list[FieldPanel] = []
         self.profiles: dict = {}  # a 1-D field's profile curve by name
+        self.pick: tuple | None = None  # (field, grid index) of the point series
+        self.line: tuple | None = None  # (field, start, end) of the line profile
         self.images = pg.GraphicsLayoutWidget()
         self.images.setObjectName("field2d_images")
         self.images.scene().sigMouseMoved.connect(self._mouse_moved)
@@ -123,6 +131,7 @@ class Field2DView(QWidget):
         column = QVBoxLayout(right)
         column.setContentsMargins(0, 0, 0, 0)
         column.addWidget(self.images, 1)
+        column.addWidget(self._probe_plots())
         column.addWidget(self._slice_sliders())
         column.addLayout(self._scrubber())
         controls_beside_plots(self, controls, 260, right)
@@ -152,7 +161,12 @@ class Field2DView(QWidget):
         self.brush_value.setValue(1.0)
         self.brush_radius = FloatSpinBox()
         self.brush_radius.setRange(0.0, 1e12)
+        self.profile_box = QCheckBox("Profile (drag a line on a field)")
+        self.profile_box.setToolTip("With Paint off: a drag draws a line and plots the "
+                                    "field along it (shift+drag does so too)")
+        self.profile_box.toggled.connect(self._profiling)
         form.addRow(self.paint_box)
+        form.addRow(self.profile_box)
         form.addRow("value", self.brush_value)
         form.addRow("radius", self.brush_radius)
         return box
@@ -174,6 +188,21 @@ class Field2DView(QWidget):
         form.addRow("Colours", self.map_box)
         form.addRow(self.hold_box)
         return box
+
+    def _probe_plots(self) -> QWidget:
+        """Below the images, shown once used: a point's value over time, a line's profile."""
+        self.probes = pg.GraphicsLayoutWidget()
+        self.probes.setObjectName("field2d_probes")
+        self.probes.setFixedHeight(170)
+        self.series_plot = self.probes.addPlot(row=0, col=0)
+        configure_axes(self.series_plot, "t", "value")
+        self.series_curve = self.series_plot.plot(pen=pg.mkPen(width=2), symbol="o",
+                                                  symbolSize=4)
+        self.profile_plot = self.probes.addPlot(row=0, col=1)
+        configure_axes(self.profile_plot, "distance", "value")
+        self.profile_curve = self.profile_plot.plot(pen=pg.mkPen(width=2))
+        self.probes.hide()
+        return self.probes
 
     def _slice_sliders(self) -> QWidget:
         """A slider per plane of a 3-D field: where it cuts the axis across it."""
@@ -216,6 +245,10 @@ class Field2DView(QWidget):
 
     def _model_changed(self) -> None:
         session = self.session
+        self.pick = self.line = None  # a new grid: nothing picked on it
+        self.series_curve.setData([], [])
+        self.profile_curve.setData([], [])
+        self.probes.hide()
         self._make_shown_boxes()
         self._make_panels()
         ndim = session.grid.ndim
@@ -247,11 +280,15 @@ class Field2DView(QWidget):
         session, ndim = self.session, self.session.grid.ndim
         if ndim == 2:
             self.panels = [FieldPanel(self.images, i, name, self._clicked, session,
-                                      self._dragged) for i, name in enumerate(session.shown)]
+                                      self._dragged, on_pick=self._picked,
+                                      on_line=self._lined)
+                           for i, name in enumerate(session.shown)]
             for panel in self.panels:
                 panel.rect = QRectF(*image_rect(session.grid))
                 panel.image.painting = self.paint_box.isChecked()
+                panel.image.profiling = self.profile_box.isChecked()
             self._arrange()
+            self._mark_probes()
         elif ndim == 1:
             self.panels = [FieldPanel(self.images, i, name, None, session, plane="xt")
                            for i, name in enumerate(session.shown)]
@@ -411,8 +448,24 @@ class Field2DView(QWidget):
                 panel.show(frame[panel.name])
         for name, curve in self.profiles.items():
             curve.setData(self.session.grid.axis_coordinates(0), frame[name])
+        self._draw_probes(k)
         self.time_label.setText(f"t = {self.session.ts[k]:.5g} / {self.session.t1:g}")
         self.drawn.emit(k)
+
+    def _draw_probes(self, k: int) -> None:
+        """The picked point's value over all frames so far, the line's profile at frame ``k``."""
+        session = self.session
+        if self.pick is not None:
+            name, index = self.pick
+            series = point_series(session.frames, name, index)
+            self.series_curve.setData(np.asarray(session.ts)[:series.size], series)
+        if self.line is not None:
+            name, start, end = self.line
+            n = profile_samples(session.grid, start, end)
+            length = float(np.hypot(end[0] - start[0], end[1] - start[1]))
+            self.profile_curve.setData(np.linspace(0.0, length, n),
+                                       line_profile(session.frames[k][name], session.grid,
+                                                    start, end, n))
 
     def _draw_space_time(self, panel: FieldPanel, k: int) -> None:
         """A 1-D field's frames up to ``k``: x across, time up, a row per frame."""
@@ -465,6 +518,51 @@ class Field2DView(QWidget):
     def _painting(self, on: bool) -> None:
         for panel in self.panels:
             panel.image.painting = on
+
+    def _profiling(self, on: bool) -> None:
+        for panel in self.panels:
+            panel.image.profiling = on
+
+    def _picked(self, image: PaintableImage, point) -> None:
+        """A click with Paint off: follow the field's value at the nearest grid point."""
+        cell = nearest_cell(self.session.grid, point)
+        if cell is None:
+            return
+        panel = next(p for p in self.panels if p.image is image)
+        self.pick = (panel.name, cell)
+        self.series_plot.setTitle(f"{panel.name} at ({_coordinates_text(self.session.grid, cell)})")
+        self._mark_probes()
+        self.probes.show()
+        self._draw_probes(self.frame)
+
+    def _lined(self, image: PaintableImage, stage: str, start, point) -> None:
+        """A profile drag: the line between the grid points nearest its ends."""
+        grid = self.session.grid
+        panel = next(p for p in self.panels if p.image is image)
+        self.line = (panel.name, _snapped(grid, start), _snapped(grid, point))
+        self.profile_plot.setTitle(f"{panel.name} along the line")
+        self._mark_probes()
+        self.probes.show()
+        self._draw_probes(self.frame)
+
+    def _mark_probes(self) -> None:
+        """Draw the picked point and the profile's line on their fields' images."""
+        for panel in self.panels:
+            for item in getattr(panel, "probe_items", ()):
+                panel.plot_item.removeItem(item)
+            panel.probe_items = []
+            if self.pick is not None and self.pick[0] == panel.name:
+                x, y = (self.session.grid.axis_coordinates(a)[i]
+                        for a, i in enumerate(self.pick[1]))
+                marker = pg.ScatterPlotItem([x], [y], symbol="+", size=12,
+                                            pen=pg.mkPen("w", width=2), brush=None)
+                panel.probe_items.append(marker)
+            if self.line is not None and self.line[0] == panel.name:
+                (x0, y0), (x1, y1) = self.line[1:]
+                panel.probe_items.append(pg.PlotDataItem([x0, x1], [y0, y1],
+                                                         pen=pg.mkPen("w", width=2)))
+            for item in panel.probe_items:
+                panel.plot_item.addItem(item, ignoreBounds=True)
 
     def _clicked(self, image: PaintableImage, point) -> None:
         panel = next(p for p in self.panels if p.image is image)
@@ -519,6 +617,20 @@ def _choice(label: str) -> tuple[str, None, int]:
     """``(name, points, ndim)`` for :meth:`Field2DView.choose_model` from a model label."""
     name, ndim = parse_choice(label)
     return name, None, ndim
+
+
+def _snapped(grid, point) -> tuple[float, ...]:
+    """The coordinates of the grid point nearest ``point`` (on the grid's edge beyond it)."""
+    coordinates = []
+    for axis, p in enumerate(point):
+        xs = grid.axis_coordinates(axis)
+        i = int(np.clip(round((p - xs[0]) / grid.spacing[axis]), 0, len(xs) - 1))
+        coordinates.append(float(xs[i]))
+    return tuple(coordinates)
+
+
+def _coordinates_text(grid, cell) -> str:
+    return ", ".join(f"{grid.axis_coordinates(a)[i]:.4g}" for a, i in enumerate(cell))
 
 
 def _grid_label(points: int, ndim: int) -> str:

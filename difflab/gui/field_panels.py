@@ -11,16 +11,42 @@ from .plots import SafeViewBox, configure_axes
 class PaintableImage(pg.ImageItem):
     """An image that reports clicks and drags (in view coordinates) while ``painting``
     is on: ``on_click(image, point)``, ``on_drag(image, stage, point)`` with ``stage``
-    ``"begin"`` (at the press), ``"move"`` or ``"end"``."""
+    ``"begin"`` (at the press), ``"move"`` or ``"end"``. With painting off, a click goes
+    to ``on_pick(image, point)`` and a shift+drag (any drag while ``profiling``) to
+    ``on_line(image, stage, start, point)``; other drags pan and zoom as usual."""
 
-    def __init__(self, on_click, on_drag=None):
+    def __init__(self, on_click, on_drag=None, on_pick=None, on_line=None):
         super().__init__(axisOrder="col-major")
         self.painting = False
+        self.profiling = False
         self._on_click, self._on_drag = on_click, on_drag
+        self._on_pick, self._on_line = on_pick, on_line
+        self._line_start = None
+
+    def _draws_line(self, event) -> bool:
+        if self.painting or self._on_line is None:
+            return False
+        if not event.isStart():
+            return self._line_start is not None
+        shift = bool(event.modifiers() & Qt.KeyboardModifier.ShiftModifier)
+        return self.profiling or shift
 
     def mouseDragEvent(self, event):  # pyqtgraph override
-        if not self.painting or self._on_drag is None \
-                or event.button() != Qt.MouseButton.LeftButton:
+        if event.button() != Qt.MouseButton.LeftButton:
+            event.ignore()
+            return
+        if self._draws_line(event):
+            event.accept()
+            if event.isStart():
+                press = self.mapToView(event.buttonDownPos())
+                self._line_start = (press.x(), press.y())
+            point = self.mapToView(event.pos())
+            stage = "end" if event.isFinish() else "move"
+            self._on_line(self, stage, self._line_start, (point.x(), point.y()))
+            if event.isFinish():
+                self._line_start = None
+            return
+        if not self.painting or self._on_drag is None:
             event.ignore()
             return
         event.accept()
@@ -31,13 +57,13 @@ class PaintableImage(pg.ImageItem):
         self._on_drag(self, "end" if event.isFinish() else "move", (point.x(), point.y()))
 
     def mouseClickEvent(self, event):  # pyqtgraph override
-        if not self.painting or self._on_click is None \
-                or event.button() != Qt.MouseButton.LeftButton:
+        report = self._on_click if self.painting else self._on_pick
+        if report is None or event.button() != Qt.MouseButton.LeftButton:
             event.ignore()
             return
         event.accept()
         point = self.mapToView(event.pos())
-        self._on_click(self, (point.x(), point.y()))
+        report(self, (point.x(), point.y()))
 
 
 class FieldPanel:
@@ -46,12 +72,13 @@ class FieldPanel:
     image, ``""`` for a 2-D field."""
 
     def __init__(self, layout: pg.GraphicsLayoutWidget, column: int, name: str, on_click,
-                 session: FieldSession, on_drag=None, *, row: int = 0, plane: str = ""):
+                 session: FieldSession, on_drag=None, *, row: int = 0, plane: str = "",
+                 on_pick=None, on_line=None):
         self.name, self.session, self.plane = name, session, plane
         self.plot_item = layout.addPlot(row=row, col=column, viewBox=SafeViewBox())
         self.place = (row, column)
         self.plot_item.setAspectLocked(plane != "xt")
-        self.image = PaintableImage(on_click, on_drag)
+        self.image = PaintableImage(on_click, on_drag, on_pick, on_line)
         self.plot_item.addItem(self.image)
         self.map_name = ""
         self.rect = QRectF(0.0, 0.0, 1.0, 1.0)  # the grid's extent, set by the view

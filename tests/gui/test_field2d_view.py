@@ -8,7 +8,13 @@ from PySide6.QtCore import QPointF, Qt
 from PySide6.QtGui import QImage
 
 import difflab as dl
-from difflab.app.field_frames import disc_cells, levels, paint_disc
+from difflab.app.field_frames import (
+    disc_cells,
+    levels,
+    line_profile,
+    paint_disc,
+    point_series,
+)
 from difflab.app.fields import FieldSession
 from difflab.app.lab import Lab
 from difflab.app.session_io import open_lab, save_lab
@@ -319,3 +325,64 @@ def test_a_3d_model_shows_three_slices_each_with_its_slider(qtbot, empty_view):
     assert np.array_equal(images["xy"], volume[:, :, 3])
     levels_shown = {tuple(p.colorbar.levels()) for p in view.panels}
     assert levels_shown == {levels(volume)}  # one colour range: the whole field's
+
+
+def test_point_series_and_line_profile_sample_the_frames():
+    grid = FieldSession(None, "diffusion", 16).grid
+    x, y = (np.asarray(c) for c in grid.coordinates)
+    frames = [{"u": k * x + y**2} for k in range(4)]
+    assert np.array_equal(point_series(frames, "u", (3, 5)), [k * x[3, 5] + y[3, 5]**2
+                                                              for k in range(4)])
+    xs, ys = grid.axis_coordinates(0), grid.axis_coordinates(1)
+    values = frames[2]["u"]
+    along = line_profile(values, grid, (xs[2], ys[7]), (xs[12], ys[7]), 11)
+    assert np.array_equal(along, values[2:13, 7])  # through grid points: their values
+    plane = 2.0 * x - 3.0 * y  # bilinear sampling is exact on a plane, between points too
+    start, end = (xs[1] + 0.013, ys[2]), (xs[9], ys[14] - 0.021)
+    t = np.linspace(0.0, 1.0, 7)
+    exact = 2.0 * (start[0] + t * (end[0] - start[0])) - 3.0 * (start[1] + t * (end[1] - start[1]))
+    assert np.allclose(line_profile(plane, grid, start, end, 7), exact, atol=1e-12)
+
+
+def at_point(view, panel, point):
+    scene = panel.plot_item.getViewBox().mapViewToScene(QPointF(*point))
+    return view.images.mapFromScene(scene)
+
+
+def test_a_click_follows_a_point_over_the_frames_as_they_stream(qtbot, view):
+    session, panel = view.session, view.panels[1]  # v
+    xs, ys = (session.grid.axis_coordinates(a) for a in range(2))
+    click(qtbot, view, panel, (xs[5], ys[7]))
+    assert view.pick == ("v", (5, 7)) and not view.probes.isHidden()
+    t, series = view.series_curve.getData()
+    assert np.array_equal(series, [frame["v"][5, 7] for frame in session.frames])
+    assert np.array_equal(t, session.ts) and len(series) == 11
+    assert np.ptp(series) > 0  # the point changes over the run
+    session.paint(0, "v", (xs[5], ys[7]), 0.01, 0.5)  # the later frames are dropped
+    qtbot.waitUntil(lambda: len(view.series_curve.getData()[1]) == 1)
+    assert view.series_curve.getData()[1][0] == 0.5
+    view.run(0)  # streams again from the painted field
+    qtbot.waitUntil(lambda: session.complete and view.worker is None, timeout=LONG)
+    qtbot.waitUntil(lambda: len(view.series_curve.getData()[1]) == 11)
+    assert np.array_equal(view.series_curve.getData()[1],
+                          [frame["v"][5, 7] for frame in session.frames])
+
+
+def test_a_profile_drag_plots_the_field_along_the_line(qtbot, view):
+    session, panel = view.session, view.panels[1]  # v
+    xs, ys = (session.grid.axis_coordinates(a) for a in range(2))
+    view.profile_box.setChecked(True)
+    viewport = view.images.viewport()
+    qtbot.mousePress(viewport, Qt.MouseButton.LeftButton, pos=at_point(view, panel, (xs[3], ys[20])))
+    for i in (8, 15, 25):
+        qtbot.mouseMove(viewport, at_point(view, panel, (xs[i], ys[20])))
+    qtbot.mouseRelease(viewport, Qt.MouseButton.LeftButton,
+                       pos=at_point(view, panel, (xs[25], ys[20])))
+    assert view.line == ("v", (xs[3], ys[20]), (xs[25], ys[20]))
+    distance, along = view.profile_curve.getData()
+    assert np.array_equal(along, session.frames[10]["v"][3:26, 20])
+    assert np.allclose(distance, xs[3:26] - xs[3], atol=1e-12)
+    view.scrubber.setValue(4)
+    qtbot.waitUntil(lambda: np.array_equal(view.profile_curve.getData()[1],
+                                           session.frames[4]["v"][3:26, 20]))
+    assert not np.array_equal(session.frames[4]["v"][3:26, 20], along)
