@@ -9,6 +9,8 @@ from .boundaries import Periodic as Periodic
 from .boundaries import Robin as Robin
 from .burgers import Burgers as Burgers
 from .diffusion import Diffusion as Diffusion
+from .flows import AdvectionDiffusion as AdvectionDiffusion
+from .flows import NavierStokes as NavierStokes
 from .grid import Grid as Grid
 from .heat import Heat1D as Heat1D
 from .model import AbstractFieldModel as AbstractFieldModel
