@@ -46,10 +46,29 @@ def _results():
     sens = dl.sensitivity(lorenz, 0.5, params=["rho"], dt=1e-2, n_save=11)
     lotka = dl.simulate(dl.models.get("lotka_volterra")(), 1.0, **short)
     sir = dl.sensitivity(dl.models.get("sir")(), 1.0, params=["beta"], dt=0.1, n_save=3)
-    return {"runs/run": run, "runs/events": events, "sweeps/grid": grid,
+    return {**_analyses(lorenz), "runs/run": run, "runs/events": events, "sweeps/grid": grid,
             "sweeps/sample": sample, "fits/fit": fit, "sensitivities/sens": sens,
-            "analyses/equilibria": dl.equilibria(lorenz), "runs/lotka": lotka,
+            "runs/lotka": lotka,
             "sensitivities/sir": sir}
+
+
+def _analyses(lorenz) -> dict:
+    """One small result of each analysis kind, all of Lorenz (every unit declared):
+    a branch in rho through its Hopf point, the Hopf curve in (rho, sigma), a few
+    periodic orbits from that point, a Lyapunov spectrum and a Poincare section."""
+    branch = dl.continuation(lorenz, "rho", 23.0, 26.0, state=[8.0, 8.0, 22.0], ds=0.5,
+                             ds_max=0.5, max_points=12)
+    hopf = next(p for p in branch.special if p.kind == "hopf")
+    return {
+        "analyses/equilibria": dl.equilibria(lorenz),
+        "analyses/branch": branch,
+        "analyses/hopf_curve": dl.continuation(lorenz, ("rho", "sigma"), 9.0, 11.0,
+                                               from_point=hopf, max_points=10),
+        "analyses/orbits": dl.periodic_orbits(lorenz, "rho", hopf, 20.0, 26.0, segments=4,
+                                              steps=100, max_points=4),
+        "analyses/spectrum": dl.lyapunov(lorenz, 1.0, dt=0.01, records=20),
+        "analyses/section": dl.poincare(lorenz, "z", 5.0, value=27.0, y0=[1.0, 1.0, 20.0]),
+    }
 
 
 @pytest.fixture(scope="module")
@@ -72,8 +91,10 @@ def checked(tmp_path_factory):
     return out
 
 
+ANALYSES = ("analyses/equilibria", "analyses/branch", "analyses/hopf_curve", "analyses/orbits",
+            "analyses/spectrum", "analyses/section")
 GROUPS = ("runs/run", "runs/events", "sweeps/grid", "sweeps/sample", "fits/fit",
-          "sensitivities/sens", "analyses/equilibria", "runs/lotka", "sensitivities/sir")
+          "sensitivities/sens", "runs/lotka", "sensitivities/sir", *ANALYSES)
 
 
 def _check(flat, folder) -> tuple[list, list]:
@@ -99,3 +120,34 @@ def test_derivatives_carry_the_units_udunits_reads(checked):
     """sir's dy_dp is in people per (1/day): the checker parses it (no error above)."""
     with xr.open_dataset(checked["path"], group="sensitivities/sir", engine="h5netcdf") as ds:
         assert ds.dy_dp.attrs["units"] == "1/(1/day)" and ds.time.attrs["units"] == "day"
+
+
+AXES = {  # group: ({variable: coordinates it must have}, the axis variable and its units)
+    "analyses/equilibria": ({"states": {"equilibrium", "state"}}, None),
+    "analyses/branch": ({"states": {"point", "values"}, "eigenvalues_real": {"point", "values"},
+                         "stable": {"point", "values"}}, ("values", "point")),
+    "analyses/hopf_curve": ({"states": {"point"}, "values": {"point", "param"}}, None),
+    "analyses/orbits": ({"periods": {"orbit", "values"}, "states": {"orbit", "values"},
+                         "multipliers_real": {"orbit", "values"}}, ("values", "orbit")),
+    "analyses/spectrum": ({"history": {"record", "times"}, "exponents": {"exponent"}},
+                          ("times", "record")),
+    "analyses/section": ({"ys": {"crossing", "ts"}}, ("ts", "crossing")),
+}
+
+
+@pytest.mark.parametrize("engine", ["h5netcdf", "netcdf4"])
+@pytest.mark.parametrize("group", ANALYSES)
+def test_analysis_variables_lie_along_what_their_axis_stands_for(checked, group, engine):
+    """A branch's variables have the continued parameter as coordinate, a Lyapunov history
+    its times, a section its crossing times; every axis an index 0, 1, ..."""
+    variables, axis = AXES[group]
+    with xr.open_dataset(checked["path"], group=group, engine=engine) as ds:
+        for name, coords in variables.items():
+            assert coords <= set(ds[name].coords), (name, list(ds[name].coords))
+        for dim, n in ds.sizes.items():
+            if dim in ds.coords and dim != "state":
+                np.testing.assert_array_equal(ds[dim].values, np.arange(n))
+        if axis is not None:
+            values, dim = axis
+            assert ds[values].dims == (dim,) and ds.sizes[dim] > 1
+            assert ds[values].attrs["units"] == "1"  # Lorenz is dimensionless
