@@ -22,14 +22,19 @@ class PaintableImage(pg.ImageItem):
         self._on_click, self._on_drag = on_click, on_drag
         self._on_pick, self._on_line = on_pick, on_line
         self._line_start = None
+        self._press_modifiers = Qt.KeyboardModifier.NoModifier
 
     def _draws_line(self, event) -> bool:
         if self.painting or self._on_line is None:
             return False
         if not event.isStart():
             return self._line_start is not None
-        shift = bool(event.modifiers() & Qt.KeyboardModifier.ShiftModifier)
-        return self.profiling or shift
+        held = event.modifiers() | self._press_modifiers  # shift at the press counts
+        return self.profiling or bool(held & Qt.KeyboardModifier.ShiftModifier)
+
+    def mousePressEvent(self, event):  # Qt override: note the keys held, pass it on
+        self._press_modifiers = event.modifiers()
+        super().mousePressEvent(event)
 
     def mouseDragEvent(self, event):  # pyqtgraph override
         if event.button() != Qt.MouseButton.LeftButton:

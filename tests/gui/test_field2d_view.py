@@ -368,16 +368,27 @@ def test_a_click_follows_a_point_over_the_frames_as_they_stream(qtbot, view):
                           [frame["v"][5, 7] for frame in session.frames])
 
 
+def drag(qtbot, view, panel, points, modifier=Qt.KeyboardModifier.NoModifier) -> None:
+    """A real left-button drag on ``panel``'s image through ``points`` (grid coordinates)."""
+    viewport, left = view.images.viewport(), Qt.MouseButton.LeftButton
+    qtbot.mousePress(viewport, left, modifier, at_point(view, panel, points[0]))
+    for point in points[1:]:
+        qtbot.wait(20)  # the scene drops moves that come under 10 ms apart
+        qtbot.mouseMove(viewport, at_point(view, panel, point))
+    qtbot.mouseRelease(viewport, left, modifier, at_point(view, panel, points[-1]))
+
+
 def test_a_profile_drag_plots_the_field_along_the_line(qtbot, view):
-    session, panel = view.session, view.panels[1]  # v
+    session, (u_panel, v_panel) = view.session, view.panels
     xs, ys = (session.grid.axis_coordinates(a) for a in range(2))
-    view.profile_box.setChecked(True)
-    viewport = view.images.viewport()
-    qtbot.mousePress(viewport, Qt.MouseButton.LeftButton, pos=at_point(view, panel, (xs[3], ys[20])))
-    for i in (8, 15, 25):
-        qtbot.mouseMove(viewport, at_point(view, panel, (xs[i], ys[20])))
-    qtbot.mouseRelease(viewport, Qt.MouseButton.LeftButton,
-                       pos=at_point(view, panel, (xs[25], ys[20])))
+    drag(qtbot, view, v_panel, [(xs[3], ys[20]), (xs[15], ys[20])])
+    assert view.line is None  # a plain drag pans the image as before
+    shift = Qt.KeyboardModifier.ShiftModifier
+    drag(qtbot, view, u_panel, [(xs[10], ys[j]) for j in (2, 8, 20, 28)], shift)
+    assert view.line == ("u", (xs[10], ys[2]), (xs[10], ys[28]))
+    assert np.array_equal(view.profile_curve.getData()[1], session.frames[10]["u"][10, 2:29])
+    view.profile_box.setChecked(True)  # now a drag without shift draws the line
+    drag(qtbot, view, v_panel, [(xs[i], ys[20]) for i in (3, 8, 15, 25)])
     assert view.line == ("v", (xs[3], ys[20]), (xs[25], ys[20]))
     distance, along = view.profile_curve.getData()
     assert np.array_equal(along, session.frames[10]["v"][3:26, 20])
