@@ -166,9 +166,9 @@ class Field2DView(QWidget):
                                     "field along it (shift+drag does so too)")
         self.profile_box.toggled.connect(self._profiling)
         form.addRow(self.paint_box)
-        form.addRow(self.profile_box)
         form.addRow("value", self.brush_value)
         form.addRow("radius", self.brush_radius)
+        form.addRow(self.profile_box)
         return box
 
     def _colours(self) -> QWidget:
