@@ -11,10 +11,7 @@ from .grid import Grid
 from .model import AbstractFieldModel
 from .spectral import (
     axis_wavenumbers,
-    dealias_mask,
-    derivative_multiplier,
-    from_fourier,
-    to_fourier,
+    burgers_term,
 )
 
 
@@ -49,14 +46,10 @@ class Burgers(AbstractFieldModel):
         return {"u": -self.nu * jnp.asarray(k**2)}
 
     def nonlinear_part(self, t, fields):
-        u_hat = to_fourier(fields["u"], self.grid)
-        return {"u": from_fourier(self.nonlinear_fourier(t, {"u": u_hat})["u"], self.grid)}
+        return self.nonlinear_from_fourier(t, fields)
 
     def nonlinear_fourier(self, t, fields_hat):
-        mask = jnp.asarray(dealias_mask(self.grid, self.dealias))
-        u = from_fourier(mask * fields_hat["u"], self.grid)
-        ik = jnp.asarray(derivative_multiplier(self.grid, 0, 1))
-        return {"u": -0.5 * ik * to_fourier(u * u, self.grid)}
+        return {"u": burgers_term(fields_hat["u"], self.grid, self.dealias)}
 
     def initial_fields(self):
         return self.exact(0.0)

@@ -70,8 +70,7 @@ class NavierStokes(AbstractFieldModel):
         return {"w": self.nu * jnp.asarray(laplace_multiplier(self.grid))}
 
     def nonlinear_part(self, t, fields):
-        w_hat = to_fourier(fields["w"], self.grid)
-        return {"w": from_fourier(self.nonlinear_fourier(t, {"w": w_hat})["w"], self.grid)}
+        return self.nonlinear_from_fourier(t, fields)
 
     def nonlinear_fourier(self, t, fields_hat):
         grid = self.grid

@@ -94,6 +94,13 @@ class AbstractFieldModel(eqx.Module):
         fields = {name: from_fourier(u, grid) for name, u in fields_hat.items()}
         return {name: to_fourier(n, grid) for name, n in self.nonlinear_part(t, fields).items()}
 
+    def nonlinear_from_fourier(self, t, fields: dict) -> dict:
+        """``N`` on the grid by way of the model's own :meth:`nonlinear_fourier`: the
+        ``nonlinear_part`` of a model that computes ``N`` in Fourier space."""
+        grid = self.grid
+        hat = self.nonlinear_fourier(t, {name: to_fourier(u, grid) for name, u in fields.items()})
+        return {name: from_fourier(n, grid) for name, n in hat.items()}
+
     def vector_field(self, t, fields: dict) -> dict:
         """``L u + N(t, u)`` on the grid (the linear part applied by FFT)."""
         grid, linear = self.grid, self.linear_part()

@@ -11,8 +11,7 @@ from .grid import Grid
 from .model import AbstractFieldModel
 from .spectral import (
     axis_wavenumbers,
-    dealias_mask,
-    derivative_multiplier,
+    burgers_term,
     from_fourier,
     laplace_multiplier,
     spectral_laplace,
@@ -47,14 +46,10 @@ class KuramotoSivashinsky(AbstractFieldModel):
         return {"u": jnp.asarray(k**2 - k**4)}
 
     def nonlinear_part(self, t, fields):
-        u_hat = to_fourier(fields["u"], self.grid)
-        return {"u": from_fourier(self.nonlinear_fourier(t, {"u": u_hat})["u"], self.grid)}
+        return self.nonlinear_from_fourier(t, fields)
 
     def nonlinear_fourier(self, t, fields_hat):
-        mask = jnp.asarray(dealias_mask(self.grid, self.dealias))
-        u = from_fourier(mask * fields_hat["u"], self.grid)
-        ik = jnp.asarray(derivative_multiplier(self.grid, 0, 1))
-        return {"u": -0.5 * ik * to_fourier(u * u, self.grid)}
+        return {"u": burgers_term(fields_hat["u"], self.grid, self.dealias)}
 
     def initial_fields(self):
         (x,) = self.grid.coordinates

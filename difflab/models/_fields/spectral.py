@@ -102,3 +102,11 @@ def dealias_mask(grid, fraction: float = 2 / 3) -> np.ndarray:
         k_max = np.pi / grid.spacing[axis]
         mask &= np.abs(k) < fraction * k_max
     return mask.astype(float)
+
+
+def burgers_term(u_hat, grid, fraction: float = 2 / 3):
+    """``-(u^2)_x / 2`` in Fourier space from ``u``'s transform on a periodic line,
+    dealiased by keeping ``fraction`` of the modes (the nonlinearity of Burgers' and
+    Kuramoto-Sivashinsky's equations)."""
+    u = from_fourier(jnp.asarray(dealias_mask(grid, fraction)) * u_hat, grid)
+    return -0.5 * jnp.asarray(derivative_multiplier(grid, 0, 1)) * to_fourier(u * u, grid)
