@@ -16,12 +16,12 @@ from difflab.models import Model, param
 from .conftest import LONG
 
 GATE = threading.Event()  # opened at the end of the test: the stuck solve comes back
-ARMED = threading.Event()  # while set, the first call of the vector field waits for GATE
+ARMED = threading.Event()  # while set, the first batched call (a sweep) waits for GATE
 ENTERED = threading.Event()
 
 
 def _wait_once(y):
-    if ARMED.is_set() and not ENTERED.is_set():
+    if ARMED.is_set() and np.ndim(y) > 1 and not ENTERED.is_set():  # a sweep, not a live run
         ENTERED.set()
         GATE.wait()
     return np.asarray(y)
