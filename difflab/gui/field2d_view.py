@@ -48,6 +48,7 @@ from ..app.field_frames import (
 )
 from ..app.fields import FieldSession, stream_frames
 from .field_panels import FieldPanel, PaintableImage
+from .field_vectors import FieldArrows
 from .parameters import ParameterPanel
 from .plots import configure_axes
 from .widgets import FloatSpinBox, Throttle, controls_beside_plots
@@ -122,6 +123,8 @@ class Field2DView(QWidget):
         controls.addLayout(self._run_buttons())
         controls.addWidget(self._brush())
         controls.addWidget(self._colours())
+        self.arrows = FieldArrows(self.redraw)
+        controls.addWidget(self.arrows.box)
         self.export_button = QPushButton("Export frame as PNG…")
         self.export_button.clicked.connect(self._export_clicked)
         controls.addWidget(self.export_button)
@@ -302,6 +305,7 @@ class Field2DView(QWidget):
                            for r, plane in enumerate(PLANES)]
             for panel in self.panels:
                 panel.rect = QRectF(*image_rect(session.grid, PLANES[panel.plane][:2]))
+        self.arrows.attach(self.panels if ndim == 2 else [], session.model)
 
     def _make_shown_boxes(self) -> None:
         for box in self.shown_boxes.values():
@@ -448,6 +452,7 @@ class Field2DView(QWidget):
                 panel.show(frame[panel.name])
         for name, curve in self.profiles.items():
             curve.setData(self.session.grid.axis_coordinates(0), frame[name])
+        self.arrows.draw(self.session, frame)
         self._draw_probes(k)
         self.time_label.setText(f"t = {self.session.ts[k]:.5g} / {self.session.t1:g}")
         self.drawn.emit(k)
