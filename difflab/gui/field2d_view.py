@@ -47,6 +47,7 @@ from ..app.field_frames import (
     space_time,
 )
 from ..app.fields import FieldSession, stream_frames
+from .field_movie import ask_and_export
 from .field_panels import FieldPanel, PaintableImage
 from .field_vectors import FieldArrows
 from .parameters import ParameterPanel
@@ -128,6 +129,11 @@ class Field2DView(QWidget):
         self.export_button = QPushButton("Export frame as PNG…")
         self.export_button.clicked.connect(self._export_clicked)
         controls.addWidget(self.export_button)
+        self.movie_button = QPushButton("Export run as movie…")
+        self.movie_button.setToolTip("The frames so far as MP4 (where ffmpeg is present) "
+                                     "or animated GIF, drawn as shown here")
+        self.movie_button.clicked.connect(lambda: ask_and_export(self))
+        controls.addWidget(self.movie_button)
         self.parameters = ParameterPanel(self.session)
         controls.addWidget(self.parameters, 1)
         right = QWidget()

@@ -5,6 +5,7 @@ from PySide6.QtWidgets import QMenu, QVBoxLayout, QWidget
 from ..app.field_frames import choice_label, model_choices
 from ..app.fields import FieldSession
 from .field2d_view import Field2DView
+from .field_movie import ask_and_export
 
 
 class FieldsTab(QWidget):
@@ -43,7 +44,8 @@ def add_to_window(window) -> FieldsTab:
 
 
 def add_field_menu(window, tab: FieldsTab) -> None:
-    """Fields > one entry per field model and number of axes: show it in the view, run it."""
+    """Fields > one entry per field model and number of axes (show it in the view, run it),
+    and Export run as movie."""
     bar = window.menuBar()
     menu = QMenu("Fiel&ds", window)
     last = bar.actions()[-1] if bar.actions() else None  # before Help
@@ -53,8 +55,17 @@ def add_field_menu(window, tab: FieldsTab) -> None:
         action = menu.addAction(label)
         action.setStatusTip(f"Show {label} in the {Field2DView.title} view and run it")
         action.triggered.connect(lambda _=False, n=name, d=ndim: _show_model(window, tab, n, d))
+    menu.addSeparator()
+    movie = menu.addAction("Export run as &movie…")
+    movie.setStatusTip("Write the Fields tab's frames as MP4 or animated GIF")
+    movie.triggered.connect(lambda: _export_movie(window, tab))
 
 
 def _show_model(window, tab: FieldsTab, name: str, ndim: int = 2) -> None:
     window.tabs.setCurrentWidget(tab)
     tab.view.choose_model(name, ndim=ndim)
+
+
+def _export_movie(window, tab: FieldsTab) -> None:
+    window.tabs.setCurrentWidget(tab)  # the film is drawn as the tab shows it
+    ask_and_export(tab.view)
