@@ -96,16 +96,37 @@ def _stepper(solver, model: AbstractFieldModel, dt):
     return FIELD_EXPLICIT[solver](dt)
 
 
+#: reverse mode keeps at most ``BLOCK`` states per level of nested checkpoints, so the
+#: memory of ``jax.grad`` through a run does not grow with its steps (``CHECKPOINT_LEVELS``
+#: levels reverse up to ``BLOCK ** CHECKPOINT_LEVELS`` steps per frame at that cost)
+BLOCK = 64
+CHECKPOINT_LEVELS = 3
+
+
+def _steps(step, carry, n: int, levels: int = CHECKPOINT_LEVELS):
+    """``n`` steps from ``carry``: plain for up to ``BLOCK`` steps, else at most ``BLOCK``
+    checkpointed runs (each taken again in the reverse pass) and the remainder."""
+    if n <= BLOCK or levels == 1:
+        return jax.lax.scan(step, carry, None, length=n)[0]
+    size = -(-n // BLOCK)
+    runs, rest = divmod(n, size)
+    run = jax.checkpoint(lambda c, _: (_steps(step, c, size, levels - 1), None),
+                         prevent_cse=False)
+    carry = jax.lax.scan(run, carry, None, length=runs)[0]
+    return _steps(step, carry, rest, levels - 1) if rest else carry
+
+
 def _advance(stepper, rhs, u, to_grid, t0, intervals: int, per_interval: int):
     def step(carry, _):
         t, u = carry
         return (t + stepper.dt, stepper.step(rhs, t, u)), None
 
     def interval(carry, _):
-        carry, _ = jax.lax.scan(step, carry, None, length=per_interval)
+        carry = _steps(step, carry, per_interval)
         return carry, (carry[0], jax.tree.map(to_grid, carry[1]))
 
-    _, (ts, frames) = jax.lax.scan(interval, (t0, u), None, length=intervals)
+    _, (ts, frames) = jax.lax.scan(jax.checkpoint(interval, prevent_cse=False), (t0, u),
+                                   None, length=intervals)
     return ts, frames
 
 

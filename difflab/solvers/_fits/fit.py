@@ -18,7 +18,9 @@ import jax.numpy as jnp
 import numpy as np
 
 from .. import _sharding
+from ...models import AbstractFieldModel
 from .._datasets import to_dataset
+from .._field_fits import as_field_observations, field_setup
 from .._result import Result
 from .._settings import DEFAULTS, SolveSettings, solve_arguments
 from .._simulate import simulate
@@ -204,7 +206,12 @@ def fit_stream(model, data, params=None, *, sigma=None, method="lm", t0=None, t1
     """Fit ``params`` of ``model`` to ``data``, yielding a :class:`FitProgress` per chunk.
 
     Args:
-        model: a :class:`difflab.Model`; its current values are the first start.
+        model: a :class:`difflab.Model`; its current values are the first start. Or a
+            field model: then ``data`` are snapshots of its fields (a ``FieldTrajectory``
+            or ``{"t": ts, "u": (len(ts), *grid.shape)}``) at times ``t0`` plus whole
+            multiples of one spacing, the scalar parameters are fitted with a fixed-step
+            field solver, and ``sigma`` is a number or ``{field: number}``
+            (``docs/fields.md``).
         data: observations: an :class:`difflab.solvers.Observations`, a dict
             ``{"t": ts, "prey": ..., ...}`` or a Trajectory (read a ``.csv`` or ``.h5``
             file with ``difflab.io.read_observations``).
@@ -240,8 +247,10 @@ def fit_stream(model, data, params=None, *, sigma=None, method="lm", t0=None, t1
     early: it answers the :class:`FitResult` of the steps so far.
     """
     started = time.perf_counter()
-    check_model(model)
-    obs = as_observations(data)
+    fields = isinstance(model, AbstractFieldModel)  # snapshots of fields (_field_fits)
+    if not fields:
+        check_model(model)
+    obs = as_field_observations(data, model) if fields else as_observations(data)
     optimizer = resolve_method(method)
     name = method_name(optimizer)
     fit_max_steps = int(fit_max_steps if fit_max_steps is not None
@@ -251,7 +260,7 @@ def fit_stream(model, data, params=None, *, sigma=None, method="lm", t0=None, t1
         raise ValueError("fit_max_steps and chunk_size must be at least 1")
     solve = solve_arguments(settings, FIT_DEFAULTS, t0=t0, t1=t1, dt=dt, solver=solver,
                             n_save=n_save, y0=y0, rtol=rtol, atol=atol, max_steps=max_steps)
-    problem, scales, args, settings, absolute = setup(
+    problem, scales, args, settings, absolute = (field_setup if fields else setup)(
         model, obs, params, solve, bounds=bounds, log_scale=log_scale, sigma=sigma)
     args["optimizer"] = {"rtol": jnp.asarray(fit_rtol, float),
                          "atol": jnp.asarray(fit_atol, float),
@@ -340,7 +349,7 @@ def fit(model, data, params=None, *, callback: Callable | None = None, throw: bo
 def _result(runner, outcome, model, obs, settings, absolute, name, max_steps,
             learning_rate, started, stopped) -> FitResult:
     problem, o = runner.problem, outcome
-    n_data = int(np.isfinite(obs.y).sum())
+    n_data = obs.n_values
     n_free = sum(int(np.size(x)) for x in jax.tree.leaves(o.u["free"]))
     dof = n_data - len(problem.names) - n_free
     chi2 = float(np.sum(o.residuals ** 2))
