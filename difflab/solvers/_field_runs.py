@@ -6,6 +6,7 @@ diffrax's, on the dict of fields. Each saved frame is on the grid, so a result h
 arrays of shape ``(frames, *grid.shape)`` per field.
 """
 
+import dataclasses
 import math
 
 import equinox as eqx
@@ -117,6 +118,8 @@ def _steps(step, carry, n: int, levels: int = CHECKPOINT_LEVELS):
 
 
 def _advance(stepper, rhs, u, to_grid, t0, intervals: int, per_interval: int):
+    """``intervals`` frames of ``per_interval`` steps from ``(t0, u)``: the times, the
+    frames on the grid and the carry ``(t, u)`` after the last step."""
     def step(carry, _):
         t, u = carry
         return (t + stepper.dt, stepper.step(rhs, t, u)), None
@@ -125,45 +128,49 @@ def _advance(stepper, rhs, u, to_grid, t0, intervals: int, per_interval: int):
         carry = _steps(step, carry, per_interval)
         return carry, (carry[0], jax.tree.map(to_grid, carry[1]))
 
-    _, (ts, frames) = jax.lax.scan(jax.checkpoint(interval, prevent_cse=False), (t0, u),
-                                   None, length=intervals)
-    return ts, frames
+    carry, (ts, frames) = jax.lax.scan(jax.checkpoint(interval, prevent_cse=False),
+                                       (t0, u), None, length=intervals)
+    return ts, frames, carry
+
+
+def _native(model, stepper):
+    """``(to_native, rhs, to_grid)``: how ``stepper`` carries the fields (in Fourier space
+    for exponential steppers, else on the grid) and what it steps."""
+    grid = model.grid
+    if stepper.fourier:
+        return (lambda f: {n: to_fourier(u, grid) for n, u in f.items()},
+                model.nonlinear_fourier, lambda v: from_fourier(v, grid))
+    return (lambda f: f), model.vector_field, (lambda v: v)
 
 
 @eqx.filter_jit
 def _run(model, solver, fields, t0, dt, intervals: int, per_interval: int):
     """The whole run in one program: the stepper's weights, the transforms, the steps."""
     stepper = _stepper(solver, model, dt)
-    grid = model.grid
-    if stepper.fourier:
-        u = {name: to_fourier(u, grid) for name, u in fields.items()}
-        rhs, to_grid = model.nonlinear_fourier, lambda v: from_fourier(v, grid)
-    else:
-        u, rhs, to_grid = fields, model.vector_field, lambda v: v
-    _, later = _advance(stepper, rhs, u, to_grid, t0, intervals, per_interval)
+    to_native, rhs, to_grid = _native(model, stepper)
+    _, later, _ = _advance(stepper, rhs, to_native(fields), to_grid, t0, intervals,
+                           per_interval)
     ts = t0 + dt * per_interval * jnp.arange(intervals + 1)  # not summed step by step
     return ts, {name: jnp.concatenate([u[None], later[name]]) for name, u in fields.items()}
 
 
 @eqx.filter_jit
-def _run_adaptive(model, solver: str, fields, t0, t1, dt0, rtol, atol, n_save: int,
-                  max_steps: int):
-    """A diffrax solve of the fields, saved at ``n_save`` evenly spaced times."""
+def _run_adaptive(model, solver: str, fields, ts, dt0, rtol, atol, max_steps: int):
+    """A diffrax solve of the fields from ``ts[0]``, saved at the times ``ts``."""
     import diffrax
 
     from ._steppers.catalog import EXPLICIT
 
-    ts = jnp.linspace(t0, t1, n_save)
     term = diffrax.ODETerm(lambda t, u, args: model.vector_field(t, u))
     sol = diffrax.diffeqsolve(
-        term, getattr(diffrax, EXPLICIT[solver])(), t0, t1, dt0, fields,
+        term, getattr(diffrax, EXPLICIT[solver])(), ts[0], ts[-1], dt0, fields,
         saveat=diffrax.SaveAt(ts=ts), max_steps=max_steps, throw=False,
         stepsize_controller=diffrax.PIDController(rtol=rtol, atol=atol))
     failed = sol.result != diffrax.RESULTS.successful
     out_of_steps = sol.result == diffrax.RESULTS.max_steps_reached
     code = jnp.where(out_of_steps, Result.MAX_STEPS_REACHED,
                      jnp.where(failed, Result.SOLVER_FAILED, Result.SUCCESS))
-    return ts, sol.ys, code
+    return sol.ys, code
 
 
 def _as_float(v):
@@ -233,11 +240,39 @@ def _default_dt(solver: str, model, span: float) -> float:
     return min(span / 1000, 0.9 * limit)
 
 
-def simulate_field_model(model: AbstractFieldModel, t1, *, t0=None, dt=None, solver=None,
-                         n_save=None, y0=None, rtol=None, atol=None, max_steps=None,
-                         throw: bool = True) -> FieldTrajectory:
-    """``difflab.simulate`` for a field model (see its docstring): ``y0`` is a dict of
-    fields; a fixed step ``dt`` is shortened so that every saved frame falls on a step."""
+@dataclasses.dataclass(frozen=True)
+class FieldPlan:
+    """What a field run will do: ``solver`` from ``t0`` to ``t1`` keeping ``n_save``
+    frames; fixed steps: ``dt`` and ``per_frame`` steps per frame; adaptive ones
+    (``per_frame`` 0): ``dt`` the initial step (``None``: chosen), tolerances and
+    ``max_steps``."""
+
+    solver: str
+    t0: float
+    t1: float
+    n_save: int
+    dt: float | None
+    per_frame: int = 0
+    rtol: float = 1e-6
+    atol: float = 1e-9
+    max_steps: int = 100_000
+
+    @property
+    def adaptive(self) -> bool:
+        return self.per_frame == 0
+
+    @property
+    def ts(self) -> jax.Array:
+        """The frames' times, as the run computes them."""
+        if self.adaptive:
+            return jnp.linspace(_as_float(self.t0), _as_float(self.t1), self.n_save)
+        return self.t0 + self.dt * self.per_frame * jnp.arange(self.n_save)
+
+
+def plan_field_run(model: AbstractFieldModel, t1, *, t0=None, dt=None, solver=None,
+                   n_save=None, rtol=None, atol=None, max_steps=None) -> FieldPlan:
+    """``simulate``'s arguments for a field model, checked and completed with its
+    defaults: a fixed step ``dt`` is shortened so that every frame falls on a step."""
     if t1 is None:
         raise TypeError("t1, the end time, is missing")
     check_memory_of(model, 2)  # a grid too big for two frames: before anything is made
@@ -250,26 +285,35 @@ def simulate_field_model(model: AbstractFieldModel, t1, *, t0=None, dt=None, sol
     if not t1 > t0:
         raise ValueError(f"t1 ({t1}) must be greater than t0 ({t0})")
     if solver not in FIXED_STEPS:
-        return _adaptive(model, solver, t1, t0=t0, dt=dt, n_save=n_save, fields=y0, rtol=rtol,
-                         atol=atol, max_steps=max_steps, throw=throw)
+        n_save = DEFAULT_FRAMES if n_save is None else int(n_save)
+        return FieldPlan(solver, t0, t1, n_save, None if dt is None else float(dt), 0,
+                         1e-6 if rtol is None else float(rtol),
+                         1e-9 if atol is None else float(atol),
+                         100_000 if max_steps is None else int(max_steps))
     dt = _default_dt(solver, model, t1 - t0) if dt is None else float(dt)
     if not dt > 0:
         raise ValueError(f"dt must be positive, got {dt}")
     n_save, steps = _frames_and_steps(t1 - t0, dt, n_save)
-    return simulate_fields(model, t1, dt=(t1 - t0) / steps, frames=n_save, t0=t0,
-                           solver=solver, fields=y0, throw=throw)
+    check_stable(solver, model, (t1 - t0) / steps)
+    return FieldPlan(solver, t0, t1, n_save, (t1 - t0) / steps, steps // (n_save - 1))
 
 
-def _adaptive(model, solver: str, t1: float, *, t0, dt, n_save, fields, rtol, atol,
-              max_steps, throw) -> FieldTrajectory:
-    n_save = DEFAULT_FRAMES if n_save is None else int(n_save)
-    fields = _start(model, fields, n_save)
-    rtol, atol = 1e-6 if rtol is None else rtol, 1e-9 if atol is None else atol
-    max_steps = 100_000 if max_steps is None else int(max_steps)
-    ts, out, code = _run_adaptive(model, solver, fields, _as_float(t0), _as_float(t1),
-                                  None if dt is None else _as_float(dt), _as_float(rtol),
-                                  _as_float(atol), n_save, max_steps)
-    result = outcome(ts, out, model.grid, throw, code)
-    settings = (("t0", t0), ("t1", t1), ("n_save", n_save), ("rtol", float(rtol)),
-                ("atol", float(atol)))
-    return FieldTrajectory(ts, out, model.grid, solver, result, model, settings)
+def simulate_field_model(model: AbstractFieldModel, t1, *, y0=None, throw: bool = True,
+                         **solve) -> FieldTrajectory:
+    """``difflab.simulate`` for a field model (see its docstring): ``y0`` is a dict of
+    fields; ``solve`` as :func:`plan_field_run` takes it."""
+    plan = plan_field_run(model, t1, **solve)
+    if not plan.adaptive:
+        return simulate_fields(model, plan.t1, dt=plan.dt, frames=plan.n_save, t0=plan.t0,
+                               solver=plan.solver, fields=y0, throw=throw)
+    fields = _start(model, y0, plan.n_save)
+    out, code = _run_adaptive(model, plan.solver, fields, plan.ts, _maybe_float(plan.dt),
+                              _as_float(plan.rtol), _as_float(plan.atol), plan.max_steps)
+    result = outcome(plan.ts, out, model.grid, throw, code)
+    settings = (("t0", plan.t0), ("t1", plan.t1), ("n_save", plan.n_save),
+                ("rtol", plan.rtol), ("atol", plan.atol))
+    return FieldTrajectory(plan.ts, out, model.grid, plan.solver, result, model, settings)
+
+
+def _maybe_float(v):
+    return None if v is None else _as_float(v)

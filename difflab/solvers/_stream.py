@@ -11,6 +11,8 @@ import equinox as eqx
 import jax.numpy as jnp
 import numpy as np
 
+from ..models import AbstractFieldModel
+from ._field_stream import stream_fields
 from ._resources import check_memory
 from ._result import Result, message
 from ._settings import SolveSettings, solve_arguments
@@ -27,7 +29,7 @@ class Chunk:
     """
 
     ts: np.ndarray
-    ys: np.ndarray
+    ys: np.ndarray  # a field model's: {field: (len(ts), *grid.shape)}
     start: int
     total: int
     result: Result
@@ -72,10 +74,18 @@ def stream(model, t1=None, *, t0=None, dt=None, solver=None, n_save: int | None 
     ``t1`` to ``settings`` are the arguments of :func:`simulate`, with its defaults. The
     points of all chunks, joined, equal ``simulate``'s trajectory; the first chunk starts
     with the initial state. A failed chunk ends the stream (raising
-    :class:`SimulationError` when ``throw``).
+    :class:`SimulationError` when ``throw``). A field model's chunks hold frames:
+    ``ys[field]`` of shape ``(len(ts), *grid.shape)``, only one chunk's on the device.
     """
     if chunk_size < 1:
         raise ValueError(f"chunk_size must be at least 1, got {chunk_size}")
+    if isinstance(model, AbstractFieldModel):
+        if settings is not None or key is not None:
+            raise ValueError("a field model's stream takes no settings or key")
+        yield from stream_fields(model, t1, t0=t0, dt=dt, solver=solver, n_save=n_save,
+                                 y0=y0, rtol=rtol, atol=atol, max_steps=max_steps,
+                                 chunk_size=chunk_size, throw=throw)
+        return
     solve = solve_arguments(settings, t1=t1, t0=t0, dt=dt, solver=solver, n_save=n_save,
                             y0=y0, key=key, rtol=rtol, atol=atol, max_steps=max_steps)
     plan, args = prepare(model, **solve)

@@ -1,0 +1,90 @@
+"""``stream`` for field models: a field run in chunks of frames, each on the host as it
+ends, so a view or a file can show the field as it forms.
+
+A fixed-step run carries its state between chunks as the stepper keeps it (in Fourier
+space for exponential steppers) and its time summed step by step, so the frames are
+those of ``simulate`` to the last bit. Only one chunk of frames is on the device at a
+time. Adaptive solvers restart at each chunk's first frame.
+"""
+
+from collections.abc import Iterator
+
+import equinox as eqx
+import jax
+import numpy as np
+
+from ..models import AbstractFieldModel
+from ._field_checks import check_memory_of, outcome
+from ._field_runs import (
+    _advance,
+    _as_float,
+    _maybe_float,
+    _native,
+    _run_adaptive,
+    _start,
+    _stepper,
+    plan_field_run,
+)
+from ._result import Result, SimulationError
+
+
+@eqx.filter_jit
+def _fixed_chunk(model, stepper, carry, frames: int, per_frame: int):
+    """``frames`` frames of ``per_frame`` steps from the carried ``(t, u)``."""
+    _, rhs, to_grid = _native(model, stepper)
+    _, out, carry = _advance(stepper, rhs, carry[1], to_grid, carry[0], frames, per_frame)
+    return out, carry
+
+
+@eqx.filter_jit
+def _start_carry(model, solver: str, fields, t0, dt):
+    """The stepper (its weights computed once) and the state it carries."""
+    stepper = _stepper(solver, model, dt)
+    return stepper, (t0, _native(model, stepper)[0](fields))
+
+
+def _fixed_chunks(model, plan, fields, size: int):
+    stepper, carry = _start_carry(model, plan.solver, fields, _as_float(plan.t0),
+                                  _as_float(plan.dt))
+    for first in range(1, plan.n_save, size):
+        count = min(size, plan.n_save - first)
+        out, carry = _fixed_chunk(model, stepper, carry, count, plan.per_frame)
+        yield first, count, out, Result.SUCCESS
+
+
+def _adaptive_chunks(model, plan, fields, size: int):
+    ts = plan.ts
+    for first in range(1, plan.n_save, size):
+        count = min(size, plan.n_save - first)
+        out, code = _run_adaptive(model, plan.solver, fields, ts[first - 1: first + count],
+                                  _maybe_float(plan.dt), _as_float(plan.rtol),
+                                  _as_float(plan.atol), plan.max_steps)
+        out = {n: u[1:] for n, u in out.items()}
+        yield first, count, out, Result(int(code))
+        fields = {n: u[-1] for n, u in out.items()}
+
+
+def stream_fields(model: AbstractFieldModel, t1, *, y0=None, chunk_size: int = 100,
+                  throw: bool = True, **solve) -> Iterator:
+    """``difflab.stream`` for a field model: :class:`Chunk` s whose ``ys`` are
+    ``{field: (frames, *grid.shape)}``, the first holding the initial fields alone.
+    ``solve``: ``simulate``'s arguments (:func:`plan_field_run`)."""
+    from ._stream import Chunk
+
+    plan = plan_field_run(model, t1, **solve)
+    check_memory_of(model, chunk_size + 1)
+    fields = _start(model, y0, 2)
+    ts = np.asarray(plan.ts)
+    yield Chunk(ts[:1], {n: np.asarray(u)[None] for n, u in fields.items()}, 0,
+                plan.n_save, Result.SUCCESS)
+    chunks = _adaptive_chunks if plan.adaptive else _fixed_chunks
+    for first, count, out, code in chunks(model, plan, fields, chunk_size):
+        frames = {n: np.asarray(u) for n, u in jax.device_get(out).items()}
+        times = ts[first: first + count]
+        result = outcome(times, frames, model.grid, False, code)
+        if result != Result.SUCCESS and throw:
+            outcome(times, frames, model.grid, True, code)  # raises, naming where
+            raise SimulationError(f"the field run failed: {result.message}", result)
+        yield Chunk(times, frames, first, plan.n_save, result)
+        if result != Result.SUCCESS:
+            return
