@@ -234,9 +234,51 @@ def bifurcation(app, window, out: Path, model="lorenz", param="rho", span=(0.0, 
     _shoot(app, window, out, "bifurcation")
 
 
+def _fields_tab(app, window, name: str, points: int, ndim: int, t1: float, **params):
+    """The Fields tab running ``name`` on ``points`` per axis of ``ndim`` axes to ``t1``,
+    the window's docks closed (the tab has its own model and parameters)."""
+    for dock in window.docks.values():
+        dock.hide()
+    tab = window.views["fields"]
+    window.tabs.setCurrentWidget(tab)
+    view = tab.view
+    view.choose_model(name, points, ndim)
+    view.session.set_params(params)
+    view.t1_box.setValue(t1)
+    view.t1_box.editingFinished.emit()  # as when typed: runs again to t1
+    _wait(app, lambda: view.session.t1 == t1 and view.session.complete and view.worker is None)
+    return view
+
+
+def _fields_done(window, view) -> None:
+    """The tab as it starts and the docks back, for the shots after."""
+    view.choose_model("gray_scott", 64, 2)
+    for dock in window.docks.values():
+        dock.show()
+    window.docks["runs"].raise_()
+    window.docks["log"].raise_()
+
+
+def field3d(app, window, out: Path) -> None:
+    """Gray-Scott on 48^3 points: the xy slice a quarter of the way up, xz and yz in the middle."""
+    view = _fields_tab(app, window, "gray_scott", 48, 3, 3000.0)
+    view.slice_sliders["xy"].setValue(12)
+    _shoot(app, window, out, "field3d")
+    _fields_done(window, view)
+
+
+def flow_arrows(app, window, out: Path) -> None:
+    """Kolmogorov flow on 128 x 128, its velocity as arrows over the vorticity."""
+    view = _fields_tab(app, window, "navier_stokes", 128, 2, 30.0, forcing=0.5)
+    view.arrows.box.setChecked(True)
+    _shoot(app, window, out, "flow-arrows")
+    view.arrows.box.setChecked(False)
+    _fields_done(window, view)
+
+
 SHOTS = {"time_series": time_series_and_phase, "sweep": sweep, "orbit_diagram": orbit_diagram,
          "fit": fit, "field": field, "dark_theme": dark_theme, "bifurcation": bifurcation,
-         "phase3d": phase3d}
+         "phase3d": phase3d, "field3d": field3d, "flow_arrows": flow_arrows}
 
 
 def main(argv=None) -> int:

@@ -311,11 +311,13 @@ class Field2DView(QWidget):
                            for r, plane in enumerate(PLANES)]
             for panel in self.panels:
                 panel.rect = QRectF(*image_rect(session.grid, PLANES[panel.plane][:2]))
+            self._arrange()
         self.arrows.attach(self.panels if ndim == 2 else [], session.model)
 
     def _make_shown_boxes(self) -> None:
         for box in self.shown_boxes.values():
             self.shown_row.removeWidget(box)
+            box.setParent(None)  # gone now, not at the event loop's next turn
             box.deleteLater()
         self.shown_boxes = {}
         for name in self.session.field_names:
@@ -360,12 +362,21 @@ class Field2DView(QWidget):
         self._arrange()
 
     def _arrange(self) -> None:
-        """Fields side by side where the room is wide, one above the other where tall."""
-        if self.session.grid.ndim != 2:
+        """Pictures as large as the room allows: 2-D fields side by side or one above the
+        other; a 3-D field's three slices in a column (a column per field) or in a row
+        (a row per field)."""
+        ndim = self.session.grid.ndim
+        if ndim == 1:
             return
-        size, n = self.images.size(), len(self.panels)
-        wide = size.width() >= 0.8 * n * size.height()
-        places = [(0, i) if wide else (i, 0) for i in range(n)]
+        size, fields = self.images.size(), len(self.session.shown)
+        planes = len(PLANES) if ndim == 3 else 1
+        w, h = size.width(), size.height()
+        across = min(w / fields, h / planes) >= min(w / planes, h / fields)  # bigger
+        order = list(PLANES)
+        places = []
+        for panel in self.panels:
+            i, r = self.session.shown.index(panel.name), order.index(panel.plane or "xy")
+            places.append((r, i) if across else (i, r))
         if [p.place for p in self.panels] == places:
             return
         for panel in self.panels:

@@ -325,6 +325,10 @@ def test_a_3d_model_shows_three_slices_each_with_its_slider(qtbot, empty_view):
     assert np.array_equal(images["xy"], volume[:, :, 3])
     levels_shown = {tuple(p.colorbar.levels()) for p in view.panels}
     assert levels_shown == {levels(volume)}  # one colour range: the whole field's
+    view.resize(1400, 500)  # wide: the slices in a row, tall: in a column
+    qtbot.waitUntil(lambda: [p.place for p in view.panels] == [(0, 0), (0, 1), (0, 2)])
+    view.resize(500, 900)
+    qtbot.waitUntil(lambda: [p.place for p in view.panels] == [(0, 0), (1, 0), (2, 0)])
 
 
 def test_point_series_and_line_profile_sample_the_frames():
