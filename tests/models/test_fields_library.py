@@ -7,9 +7,9 @@ import pytest
 import difflab as dl
 from difflab.models import AllenCahn, Diffusion, Grid, KuramotoSivashinsky, Wave
 
-FIELD_MODELS = ["advection_diffusion", "allen_cahn", "burgers", "cahn_hilliard", "diffusion",
-                "gray_scott", "kuramoto_sivashinsky", "navier_stokes", "swift_hohenberg",
-                "wave"]
+FIELD_MODELS = ["advection_diffusion", "allen_cahn", "barkley", "burgers", "cahn_hilliard",
+                "diffusion", "gray_scott", "kuramoto_sivashinsky", "navier_stokes",
+                "swift_hohenberg", "wave"]
 
 
 def test_field_models_are_registered_apart_from_the_ode_models():

@@ -9,6 +9,7 @@ from .boundaries import Periodic as Periodic
 from .boundaries import Robin as Robin
 from .burgers import Burgers as Burgers
 from .diffusion import Diffusion as Diffusion
+from .excitable import Barkley as Barkley
 from .flows import AdvectionDiffusion as AdvectionDiffusion
 from .flows import NavierStokes as NavierStokes
 from .grid import Grid as Grid
