@@ -5,14 +5,13 @@ Each film frame is the view's picture of one saved frame (its images, colour bar
 arrows, as on the screen) under a strip that names the time.
 """
 
+import warnings
 from pathlib import Path
 
 import numpy as np
 from PySide6.QtCore import QRect, Qt
 from PySide6.QtGui import QColor, QImage, QPainter
 from PySide6.QtWidgets import QApplication, QFileDialog
-
-from .theme import theme_colors
 
 FPS = 20
 STRIP = 24  # pixels: the strip above each frame that names its time
@@ -41,11 +40,11 @@ def film_frame(view, k: int) -> np.ndarray:
     shot = view.images.grab().toImage()
     width, height = shot.width() // 2 * 2, (shot.height() + STRIP) // 2 * 2
     frame = QImage(width, height, QImage.Format.Format_RGB888)
-    colours = theme_colors()
-    frame.fill(QColor(colours["background"]))
+    background = view.images.backgroundBrush().color()  # the pictures' own
+    frame.fill(background)
     painter = QPainter(frame)
     painter.drawImage(0, STRIP, shot)
-    painter.setPen(QColor(colours["foreground"]))
+    painter.setPen(QColor("black" if background.lightness() > 127 else "white"))
     painter.drawText(QRect(0, 0, width - 8, STRIP), Qt.AlignmentFlag.AlignRight
                      | Qt.AlignmentFlag.AlignVCenter,
                      f"{view.session.model_name}   t = {view.session.ts[k]:.5g}")
@@ -64,9 +63,12 @@ def export_movie(view, path, fps: float = FPS) -> Path:
                 "macro_block_size": 2} if path.suffix.lower() == ".mp4"
                else {"mode": "I", "duration": 1000 / fps, "loop": 0})
     try:
-        with imageio.get_writer(path, **options) as writer:
-            for k in range(len(view.session.frames)):
-                writer.append_data(film_frame(view, k))
+        with warnings.catch_warnings():
+            # ffmpeg runs in a child process that execs at once: JAX's threads are safe
+            warnings.filterwarnings("ignore", "os.fork", RuntimeWarning)
+            with imageio.get_writer(path, **options) as writer:
+                for k in range(len(view.session.frames)):
+                    writer.append_data(film_frame(view, k))
     finally:
         view.show_frame(shown)
     return path
