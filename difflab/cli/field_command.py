@@ -53,26 +53,72 @@ def run_fields(model, args, out: Path | None, writing) -> int:
     with writing(out, args.name, args.overwrite):
         start = time.perf_counter()
         try:
-            traj = in_background(dl.simulate, model, args.t1, **settings)
+            if out is None:
+                traj = in_background(dl.simulate, model, args.t1, **settings)
+            else:
+                traj = _stream(model, args, out, settings)
         except (ValueError, TypeError) as error:
             raise UsageError(str(error)) from None
         except dl.SimulationError as error:  # names the field, the time and the point
-            _note(f"difflab: {name} failed: {error}")
+            kept = f"; the frames before it are in {out}" if out is not None else ""
+            _note(f"difflab: {name} failed: {error}{kept}")
             return EXIT_FAILED
         seconds = time.perf_counter() - start
-        if out is not None:
-            _save(out, traj, args)
     _report(model, traj, seconds)
     return 0
 
 
-def _save(out: Path, traj, args) -> None:
+#: bytes of frames a chunk of a run streamed to a file holds at most
+CHUNK_BYTES = 64 * 2**20
+MAX_CHUNK_FRAMES = 10
+
+
+def _stream(model, args, out: Path, settings: dict):
+    """Stream the run into ``out`` chunk by chunk (``difflab.stream`` into
+    ``difflab.io.field_writer``), with a progress bar of frames; returns the run's last
+    frame as a ``FieldTrajectory``."""
+    frame = 8 * len(model.field_names) * int(np.prod(model.grid.shape, dtype=np.float64))
+    size = max(1, min(MAX_CHUNK_FRAMES, CHUNK_BYTES // frame))
+    chunks = dl.stream(model, args.t1, chunk_size=size, **settings)
+    chunk = in_background(next, chunks)  # the checks: a bad value raises here
+    recorded = dict(chunk.settings)
     try:
-        name = dl.io.save_fields(out, traj, name=args.name, overwrite=args.overwrite,
-                                 compress=args.compress)
+        with dl.io.field_writer(out, model, name=args.name, settings=recorded,
+                                overwrite=args.overwrite, compress=args.compress) as writer:
+            with _Bar(chunk.total) as bar:
+                while chunk is not None:
+                    writer.append(chunk.ts, chunk.ys)
+                    bar(len(chunk.ts))
+                    last, chunk = chunk, in_background(next, chunks, None)
     except ValueError as error:  # a --name the file cannot hold; nothing was written
         raise UsageError(f"--name: {error}") from None
-    _note(f"saved {out} (/runs/{name})")
+    _note(f"saved {out} (/runs/{writer.name})")
+    final = {n: u[-1:] for n, u in last.ys.items()}
+    return dl.solvers.FieldTrajectory(last.ts[-1:], final, model.grid, recorded["solver"],
+                                      last.result, model)
+
+
+class _Bar:
+    """A progress bar of frames on stderr."""
+
+    def __init__(self, total: int):
+        from rich.console import Console
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+        self.progress = Progress(TextColumn("frames"), BarColumn(), MofNCompleteColumn(),
+                                 console=Console(stderr=True, highlight=False),
+                                 transient=True)
+        self.task = self.progress.add_task("frames", total=total)
+
+    def __enter__(self):
+        self.progress.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.progress.stop()
+
+    def __call__(self, frames: int) -> None:
+        self.progress.update(self.task, advance=frames)
 
 
 def _note(text: str) -> None:

@@ -262,6 +262,14 @@ class FieldPlan:
         return self.per_frame == 0
 
     @property
+    def settings(self) -> tuple:
+        """``(name, value)`` pairs, as a :class:`FieldTrajectory` records them."""
+        if self.adaptive:
+            return (("t0", self.t0), ("t1", self.t1), ("n_save", self.n_save),
+                    ("rtol", self.rtol), ("atol", self.atol))
+        return (("t0", self.t0), ("t1", self.t1), ("dt", self.dt), ("n_save", self.n_save))
+
+    @property
     def ts(self) -> jax.Array:
         """The frames' times, as the run computes them."""
         if self.adaptive:
@@ -310,9 +318,7 @@ def simulate_field_model(model: AbstractFieldModel, t1, *, y0=None, throw: bool 
     out, code = _run_adaptive(model, plan.solver, fields, plan.ts, _maybe_float(plan.dt),
                               _as_float(plan.rtol), _as_float(plan.atol), plan.max_steps)
     result = outcome(plan.ts, out, model.grid, throw, code)
-    settings = (("t0", plan.t0), ("t1", plan.t1), ("n_save", plan.n_save),
-                ("rtol", plan.rtol), ("atol", plan.atol))
-    return FieldTrajectory(plan.ts, out, model.grid, plan.solver, result, model, settings)
+    return FieldTrajectory(plan.ts, out, model.grid, plan.solver, result, model, plan.settings)
 
 
 def _maybe_float(v):

@@ -67,16 +67,18 @@ def _adaptive_chunks(model, plan, fields, size: int):
 def stream_fields(model: AbstractFieldModel, t1, *, y0=None, chunk_size: int = 100,
                   throw: bool = True, **solve) -> Iterator:
     """``difflab.stream`` for a field model: :class:`Chunk` s whose ``ys`` are
-    ``{field: (frames, *grid.shape)}``, the first holding the initial fields alone.
-    ``solve``: ``simulate``'s arguments (:func:`plan_field_run`)."""
+    ``{field: (frames, *grid.shape)}``, the first holding the initial fields alone, and
+    whose ``settings`` are the run's ``(name, value)`` pairs (the solver's name first), as
+    a ``FieldTrajectory`` records them. ``solve``: ``simulate``'s arguments
+    (:func:`plan_field_run`)."""
     from ._stream import Chunk
 
     plan = plan_field_run(model, t1, **solve)
     check_memory_of(model, chunk_size + 1)
     fields = _start(model, y0, 2)
-    ts = np.asarray(plan.ts)
+    ts, settings = np.asarray(plan.ts), (("solver", plan.solver), *plan.settings)
     yield Chunk(ts[:1], {n: np.asarray(u)[None] for n, u in fields.items()}, 0,
-                plan.n_save, Result.SUCCESS)
+                plan.n_save, Result.SUCCESS, settings)
     chunks = _adaptive_chunks if plan.adaptive else _fixed_chunks
     for first, count, out, code in chunks(model, plan, fields, chunk_size):
         frames = {n: np.asarray(u) for n, u in jax.device_get(out).items()}
@@ -85,6 +87,6 @@ def stream_fields(model: AbstractFieldModel, t1, *, y0=None, chunk_size: int = 1
         if result != Result.SUCCESS and throw:
             outcome(times, frames, model.grid, True, code)  # raises, naming where
             raise SimulationError(f"the field run failed: {result.message}", result)
-        yield Chunk(times, frames, first, plan.n_save, result)
+        yield Chunk(times, frames, first, plan.n_save, result, settings)
         if result != Result.SUCCESS:
             return

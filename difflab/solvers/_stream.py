@@ -25,7 +25,8 @@ from ._steppers.integrate import advance, fixed_result, save_step, step_count
 class Chunk:
     """Saved points ``start .. start + len(ts) - 1`` of a streamed run, on the host.
 
-    ``settings`` are those of the whole run (what ``simulate`` would record).
+    ``settings`` are those of the whole run (what ``simulate`` would record; a field
+    run's as ``(name, value)`` pairs).
     """
 
     ts: np.ndarray

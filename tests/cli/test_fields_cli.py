@@ -63,3 +63,21 @@ def test_bad_field_runs_are_one_line_and_exit_2(capsys, argv, message):
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and err.startswith("difflab: error: ") and message in err
+
+
+def test_a_run_too_big_to_keep_streams_its_frames_to_the_file(tmp_path, monkeypatch, capsys):
+    """Memory for a few frames only: without --out the run is refused; with it the frames
+    go to the file chunk by chunk, and read back as the closed form of a decaying mode."""
+    monkeypatch.setenv("DIFFLAB_MEMORY_LIMIT", "12 MiB")
+    argv = ["run", "diffusion", "--grid", "4096", "--set", "D=0.001", "--t1", "1",
+            "--n-save", "1001"]
+    assert main(argv) == 2
+    assert "frames" in capsys.readouterr().err
+    path = tmp_path / "big.h5"
+    assert main([*argv, "--out", str(path)]) == 0
+    with xr.open_dataset(path, group="runs/run0", engine="h5netcdf") as ds:
+        assert ds["u"].shape == (1001, 4096) and ds.attrs["complete"] == 1
+        np.testing.assert_allclose(ds["time"][[0, 500, -1]], [0.0, 0.5, 1.0])
+        x = ds["x"].values
+        exact = np.exp(-0.001 * (2 * np.pi) ** 2 * ds["time"].values[:, None]) * np.sin(2 * np.pi * x)
+        np.testing.assert_allclose(ds["u"].values, exact, atol=1e-12)
