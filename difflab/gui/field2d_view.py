@@ -49,6 +49,7 @@ from ..app.field_frames import (
 from ..app.fields import FieldSession, stream_frames
 from .field_movie import ask_and_export
 from .field_panels import FieldPanel, PaintableImage
+from .field_sweep_panel import FieldSweepWindow
 from .field_vectors import FieldArrows
 from .parameters import ParameterPanel
 from .plots import configure_axes
@@ -134,6 +135,12 @@ class Field2DView(QWidget):
                                      "or animated GIF, drawn as shown here")
         self.movie_button.clicked.connect(lambda: ask_and_export(self))
         controls.addWidget(self.movie_button)
+        self.sweep_window: FieldSweepWindow | None = None
+        self.sweep_button = QPushButton("Sweep a parameter…")
+        self.sweep_button.setToolTip("A number of a field (mean, max, norm at t1) over a "
+                                     "parameter's range; click a point to see its field")
+        self.sweep_button.clicked.connect(self.open_sweep)
+        controls.addWidget(self.sweep_button)
         self.parameters = ParameterPanel(self.session)
         controls.addWidget(self.parameters, 1)
         right = QWidget()
@@ -430,9 +437,19 @@ class Field2DView(QWidget):
         if self.worker is not None:
             self.worker.stop()
 
+    def open_sweep(self) -> FieldSweepWindow:
+        """Show the window that sweeps a parameter of the model shown."""
+        if self.sweep_window is None:
+            self.sweep_window = FieldSweepWindow(self.session, self.host, self)
+        self.sweep_window.show()
+        self.sweep_window.raise_()
+        return self.sweep_window
+
     def shutdown(self) -> None:
         """Stop the run and wait for its thread."""
         self.stop()
+        if self.sweep_window is not None:
+            self.sweep_window.shutdown()
         worker, self.worker = self.worker, None
         if worker is not None and self.host is None:
             worker.wait(10_000)

@@ -45,7 +45,7 @@ def add_to_window(window) -> FieldsTab:
 
 def add_field_menu(window, tab: FieldsTab) -> None:
     """Fields > one entry per field model and number of axes (show it in the view, run it),
-    and Export run as movie."""
+    Export run as movie and Sweep a parameter."""
     bar = window.menuBar()
     menu = QMenu("Fiel&ds", window)
     last = bar.actions()[-1] if bar.actions() else None  # before Help
@@ -59,6 +59,9 @@ def add_field_menu(window, tab: FieldsTab) -> None:
     movie = menu.addAction("Export run as &movie…")
     movie.setStatusTip("Write the Fields tab's frames as MP4 or animated GIF")
     movie.triggered.connect(lambda: _export_movie(window, tab))
+    sweep = menu.addAction("&Sweep a parameter…")
+    sweep.setStatusTip("A number of a field over a parameter's range, each point's field a click away")
+    sweep.triggered.connect(lambda: tab.view.open_sweep())
 
 
 def _show_model(window, tab: FieldsTab, name: str, ndim: int = 2) -> None:

@@ -1,0 +1,83 @@
+"""Sweeps of a field model in the app, Qt-free: one parameter over a range, each point's
+run reduced on the device to a number of one field (its mean, max or norm at ``t1``),
+and each point's final fields kept, to be shown when the point is picked.
+"""
+
+import dataclasses
+
+import jax.numpy as jnp
+import numpy as np
+
+import difflab as dl
+
+#: the numbers a field sweep takes of a field's last frame ``u`` on grid ``g``
+OBSERVABLES = {
+    "mean": lambda u, g: jnp.mean(u),
+    "max": lambda u, g: jnp.max(u),
+    "norm": lambda u, g: jnp.sqrt(g.integrate(u**2)),  # the L2 norm over the domain
+}
+DEFAULT_POINTS = 8
+
+
+def observable_label(kind: str, field: str) -> str:
+    """``norm(u)``: how a sweep's number is named."""
+    return f"{kind}({field})"
+
+
+@dataclasses.dataclass(frozen=True)
+class FieldSweepRequest:
+    """Run ``model`` from ``fields`` (its state at 0) to ``t1`` (step ``dt``, ``None``:
+    the solver's) at each of ``values`` of parameter ``param``, taking ``kind`` of field
+    ``field`` at ``t1``."""
+
+    model: object
+    fields: dict
+    param: str
+    values: tuple
+    t1: float
+    dt: float | None
+    field: str
+    kind: str = "mean"
+
+    def __post_init__(self):
+        if self.param not in self.model.parameter_specs():
+            raise ValueError(f"{type(self.model).__name__} has no parameter {self.param!r}")
+        if self.field not in self.model.field_names:
+            raise ValueError(f"no field {self.field!r}; the fields are "
+                             f"{', '.join(self.model.field_names)}")
+        if self.kind not in OBSERVABLES:
+            raise ValueError(f"a field sweep takes {', '.join(OBSERVABLES)}, not {self.kind!r}")
+        if len(self.values) < 1 or not np.all(np.isfinite(self.values)):
+            raise ValueError(f"sweep {self.param} over finite values, not {self.values}")
+
+    @property
+    def label(self) -> str:
+        return observable_label(self.kind, self.field)
+
+    def run(self):
+        """Every point in one vmapped program: a ``FieldSweepResult`` whose observable
+        :attr:`label` is one number per point and ``final`` the last frames."""
+        reduce, field = OBSERVABLES[self.kind], self.field
+        return dl.sweep(self.model, {self.param: np.asarray(self.values, dtype=float)},
+                        self.t1, dt=self.dt, n_save=2, y0=dict(self.fields),
+                        observables={self.label: lambda traj: reduce(traj[field][-1],
+                                                                     traj.grid)})
+
+
+def sweep_request(session, param: str, low: float, high: float,
+                  points: int = DEFAULT_POINTS, field: str | None = None,
+                  kind: str = "mean") -> FieldSweepRequest:
+    """A sweep of the field ``session``'s model (its other parameters as they are now,
+    from its frame 0) over ``points`` values of ``param`` from ``low`` to ``high``:
+    evenly spaced, or geometrically where the parameter's slider is logarithmic."""
+    spec = session.specs[param]
+    log = spec.log_scale and low > 0 and high > 0
+    values = (np.geomspace if log else np.linspace)(low, high, int(points))
+    return FieldSweepRequest(session.model, dict(session.frames[0]), param,
+                             tuple(map(float, values)), float(session.t1), session.dt,
+                             field or session.field_names[0], kind)
+
+
+def point_fields(result, index: int) -> dict:
+    """The last frame of every field at sweep point ``index``."""
+    return {name: np.asarray(u[index]) for name, u in result.final.items()}
