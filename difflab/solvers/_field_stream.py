@@ -64,10 +64,18 @@ def _adaptive_chunks(model, plan, fields, size: int):
         fields = {n: u[-1] for n, u in out.items()}
 
 
+def _finite_frames(frames: dict) -> int:
+    """How many leading frames hold only finite values."""
+    finite = np.logical_and.reduce([np.isfinite(u.reshape(len(u), -1)).all(axis=1)
+                                    for u in frames.values()])
+    return int(np.argmin(finite)) if not finite.all() else len(finite)
+
+
 def stream_fields(model: AbstractFieldModel, t1, *, y0=None, chunk_size: int = 100,
                   throw: bool = True, **solve) -> Iterator:
     """``difflab.stream`` for a field model: :class:`Chunk` s whose ``ys`` are
-    ``{field: (frames, *grid.shape)}``, the first holding the initial fields alone, and
+    ``{field: (frames, *grid.shape)}``, the first holding the initial fields alone (a failed chunk is
+    cut to its finite frames, then the error raised, with ``throw``), and
     whose ``settings`` are the run's ``(name, value)`` pairs (the solver's name first), as
     a ``FieldTrajectory`` records them. ``solve``: ``simulate``'s arguments
     (:func:`plan_field_run`)."""
@@ -85,6 +93,10 @@ def stream_fields(model: AbstractFieldModel, t1, *, y0=None, chunk_size: int = 1
         times = ts[first: first + count]
         result = outcome(times, frames, model.grid, False, code)
         if result != Result.SUCCESS and throw:
+            keep = _finite_frames(frames)
+            if keep:  # the frames before the failure, then the error
+                yield Chunk(times[:keep], {n: u[:keep] for n, u in frames.items()}, first,
+                            plan.n_save, Result.SUCCESS, settings)
             outcome(times, frames, model.grid, True, code)  # raises, naming where
             raise SimulationError(f"the field run failed: {result.message}", result)
         yield Chunk(times, frames, first, plan.n_save, result, settings)

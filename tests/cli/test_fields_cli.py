@@ -81,3 +81,16 @@ def test_a_run_too_big_to_keep_streams_its_frames_to_the_file(tmp_path, monkeypa
         x = ds["x"].values
         exact = np.exp(-0.001 * (2 * np.pi) ** 2 * ds["time"].values[:, None]) * np.sin(2 * np.pi * x)
         np.testing.assert_allclose(ds["u"].values, exact, atol=1e-12)
+
+
+def test_a_diverging_run_leaves_its_finite_frames_in_the_file_marked_incomplete(tmp_path, capsys):
+    path = tmp_path / "bad.h5"
+    argv = ["run", "gray_scott", "--grid", "16", "--set", "k=-0.05", "--set", "F=0",
+            "--set", "Du=2e-4", "--set", "Dv=1e-4", "--solver", "rk4", "--dt", "1",
+            "--t1", "400", "--n-save", "81", "--out", str(path)]
+    assert main(argv) == 1
+    err = capsys.readouterr().err
+    assert "field 'u' is not finite at t = 35" in err and "frames before it are in" in err
+    with xr.open_dataset(path, group="runs/run0", engine="h5netcdf") as ds:
+        np.testing.assert_allclose(ds["time"], np.arange(0, 35, 5))
+        assert ds.attrs["complete"] == 0 and np.isfinite(ds["u"].values).all()
