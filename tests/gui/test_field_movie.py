@@ -47,6 +47,7 @@ def pictures(view) -> list[np.ndarray]:
     return shots
 
 
+@pytest.mark.filterwarnings("ignore:os.fork:RuntimeWarning")  # imageio reads MP4 by ffmpeg
 @pytest.mark.parametrize("suffix", [".gif", ".mp4"])
 def test_the_movie_has_a_frame_per_saved_frame_drawn_as_the_view(qtbot, view, tmp_path,
                                                                  monkeypatch, suffix):
