@@ -206,6 +206,10 @@ def _model(config: SweepConfig):
     cls = keyed("model", dl.models.resolve, config.model_ref, base_dir=Path(config.path).parent,
                  trust=config.trust)
     model = keyed("model", cls)
+    if isinstance(model, dl.models.AbstractFieldModel):
+        raise ConfigError(f"model: {config.model_ref} is a field model; a sweep file runs ODE "
+                          f"models only (sweep a field model with difflab.sweep in Python, "
+                          f"docs/fields.md)")
     for name, value in config.parameters.items():
         model = keyed(f"parameters.{name}", model.replace, **{name: value})
     return model, initial_state(model, config.solve.get("y0"))

@@ -94,3 +94,13 @@ def test_a_diverging_run_leaves_its_finite_frames_in_the_file_marked_incomplete(
     with xr.open_dataset(path, group="runs/run0", engine="h5netcdf") as ds:
         np.testing.assert_allclose(ds["time"], np.arange(0, 35, 5))
         assert ds.attrs["complete"] == 0 and np.isfinite(ds["u"].values).all()
+
+
+def test_a_sweep_file_of_a_field_model_is_refused_in_one_line(tmp_path, capsys):
+    config = tmp_path / "gs.toml"
+    config.write_text('model = "gray_scott"\n[solve]\nt1 = 10.0\n[space.grid]\n'
+                      'F = [0.03, 0.04]\n')
+    assert main(["sweep", str(config), "--out", str(tmp_path / "gs.h5")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "gray_scott is a field model" in err and len(err.splitlines()) == 1
+    assert not (tmp_path / "gs.h5").exists()
