@@ -100,3 +100,11 @@ def test_field_data_that_cannot_be_fitted_are_refused(line):
         dl.fit(model, {"t": [0.5, 1.0], "u": np.zeros((2, 8))}, ["D"], y0=y0)
     with pytest.raises(ValueError, match="field fit steps with"):
         dl.fit(model, {"t": [0.5, 1.0], "u": u}, ["D"], y0=y0, solver="tsit5")
+
+
+def test_the_field_fit_gradient_lowers_for_gpus_and_tpus(line):
+    """The nested checkpoints hold no host callback: traced once, lowered for each."""
+    problem, args, u = _loss(line, 100)
+    traced = jax.jit(jax.grad(lambda u, args: problem.loss(u, args))).trace(u, args)
+    for platform in ("cuda", "tpu"):
+        assert "func.func public @main" in traced.lower(lowering_platforms=(platform,)).as_text()
