@@ -35,9 +35,9 @@ def test_streamed_frames_are_simulates_frames(spots, solver):
 
 
 def test_an_adaptive_stream_agrees_with_simulate_to_its_tolerance(spots):
-    traj = dl.simulate(spots, 50.0, n_save=7, solver="tsit5", rtol=1e-8, atol=1e-10)
-    chunks = list(dl.stream(spots, 50.0, n_save=7, solver="tsit5", rtol=1e-8, atol=1e-10,
-                            chunk_size=3))
+    traj = dl.simulate(spots, 50.0, n_save=5, solver="tsit5", rtol=1e-8, atol=1e-10)
+    chunks = list(dl.stream(spots, 50.0, n_save=5, solver="tsit5", rtol=1e-8, atol=1e-10,
+                            chunk_size=2))
     ts, fields = _joined(chunks)
     np.testing.assert_allclose(ts, traj.ts, rtol=1e-14)
     np.testing.assert_allclose(fields["v"], traj["v"], atol=1e-7)
