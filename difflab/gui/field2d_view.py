@@ -48,6 +48,7 @@ from ..app.field_frames import (
 )
 from ..app.fields import FieldSession, stream_frames
 from .field_movie import ask_and_export
+from .field_pacer import FramePacer
 from .field_panels import FieldPanel, PaintableImage
 from .field_sweep_panel import FieldSweepWindow
 from .field_vectors import FieldArrows
@@ -244,6 +245,7 @@ class Field2DView(QWidget):
         self.scrubber = QSlider(Qt.Orientation.Horizontal)
         self.scrubber.setObjectName("field2d_scrubber")
         self.scrubber.valueChanged.connect(lambda _: self.redraw())
+        self.pacer = FramePacer(self.scrubber, self)
         self.time_label = QLabel()
         row.addWidget(self.play_button)
         row.addWidget(self.scrubber, 1)
@@ -409,6 +411,7 @@ class Field2DView(QWidget):
         self._resolve.stop()
         if self.worker is not None:
             self.worker.stop()
+        self.pacer.stop()
         request = self.session.run_request(start)
         worker = TaskWorker(lambda emit, stop: iterate(stream_frames(request, stop), emit,
                                                        stop), TASK, self)
@@ -455,15 +458,23 @@ class Field2DView(QWidget):
             worker.wait(10_000)
 
     def _frames_changed(self, event) -> None:
+        """New frames: a stream's are shown one by one at their pace while the view
+        follows it and is seen; a painted frame is shown at once."""
         last = len(self.session.frames) - 1
-        follow = self.scrubber.value() >= self.scrubber.maximum()
-        blocked = self.scrubber.blockSignals(True)
-        self.scrubber.setRange(0, last)
-        if follow or event.edited:
-            self.scrubber.setValue(last)
-        self.scrubber.blockSignals(blocked)
+        paced = (self.running and not event.edited and event.start > 0
+                 and self.pacer.follow and self.isVisible())
+        if event.edited:
+            self.pacer.follow = True
+        self.pacer.set_last(last, show_last=not paced)
         if event.edited and self.running:  # the run goes on from the painted field
             self.run(event.start)
+        if paced:
+            self.pacer.arrived(last - event.start + 1)
+        elif self.isVisible():
+            self.redraw()
+
+    def showEvent(self, event):  # Qt override: frames that came while hidden
+        super().showEvent(event)
         self.redraw()
 
     # -- drawing and the scrubber -----------------------------------------------------------

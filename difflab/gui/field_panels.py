@@ -89,7 +89,8 @@ class FieldPanel:
         self.rect = QRectF(0.0, 0.0, 1.0, 1.0)  # the grid's extent, set by the view
         self.colorbar = pg.ColorBarItem(colorMap="viridis", interactive=False, width=14)
         self.colorbar.setImageItem(self.image, insert_in=self.plot_item)
-        configure_axes(self.plot_item, *(plane or "xy"))
+        # no grid: its lines would cross the field, and every new frame would repaint the axes
+        configure_axes(self.plot_item, *(plane or "xy"), grid=False)
         self.plot_item.setTitle(f"{name} ({plane})" if plane else name)
 
     def show(self, values: np.ndarray, whole: np.ndarray | None = None) -> None:
