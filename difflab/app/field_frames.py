@@ -25,12 +25,25 @@ def model_choices() -> list[tuple[str, int]]:
             for ndim in dl.models.get(name).dimensions]
 
 
+def finite_range(values: np.ndarray) -> tuple[float, float] | None:
+    """The least and greatest finite values (None if there are none): two passes over
+    the array when all are finite, as in a healthy run."""
+    if not np.size(values):
+        return None
+    lo, hi = float(np.min(values)), float(np.max(values))
+    if math.isfinite(lo) and math.isfinite(hi):
+        return lo, hi
+    finite = values[np.isfinite(values)]
+    return (float(finite.min()), float(finite.max())) if finite.size else None
+
+
 def is_signed(values: np.ndarray) -> bool:
     """Whether a field takes both signs in earnest (not a rounding error below zero)."""
-    finite = values[np.isfinite(values)]
-    if not finite.size:
-        return False
-    lo, hi = float(finite.min()), float(finite.max())
+    span = finite_range(values)
+    return span is not None and _signed(*span)
+
+
+def _signed(lo: float, hi: float) -> bool:
     return lo < 0.0 < hi and min(-lo, hi) > SIGNED_SHARE * max(-lo, hi)
 
 
@@ -42,11 +55,11 @@ def colour_map(values: np.ndarray) -> str:
 def levels(values: np.ndarray) -> tuple[float, float]:
     """The colour range of a frame: its finite range, symmetric about 0 for a signed
     field; a constant field gets +-10 % around its value (+-1 around 0)."""
-    finite = values[np.isfinite(values)]
-    if not finite.size:
+    span = finite_range(values)
+    if span is None:
         return (0.0, 1.0)
-    lo, hi = float(finite.min()), float(finite.max())
-    if is_signed(values):
+    lo, hi = span
+    if _signed(lo, hi):
         top = max(-lo, hi)
         return (-top, top)
     if hi - lo > 1e-12 * max(abs(lo), abs(hi), 1e-300):

@@ -57,6 +57,8 @@ class FramePacer:
             gap_ms = 1e3 * (now - self._chunk_at) / max(new, 1)
             self.timer.setInterval(int(min(max(gap_ms, FASTEST_MS), SLOWEST_MS)))
         self._chunk_at = now
+        if not self.follow:
+            return
         behind = self.scrubber.maximum() - self.scrubber.value()
         if behind > BEHIND_CHUNKS * new:
             self._show(self.scrubber.maximum() - new)
