@@ -18,11 +18,12 @@ _FROM = {
     "_config": ("precision", "set_precision"),
     "models": ("HamiltonianModel", "Model", "SDEModel", "param"),
     "solvers": (
-        "BifurcationCurve", "Continuation", "Equilibria", "Event", "Events", "FitResult",
-        "LyapunovSpectrum", "PeriodicOrbits", "Poincare", "Result", "Sensitivity",
+        "BifurcationCurve", "Continuation", "CycleCurve", "Equilibria", "Event", "Events",
+        "FitResult", "LyapunovSpectrum", "PeriodicOrbits", "Poincare", "Result", "Sensitivity",
         "SimulationError", "Space", "SweepResult", "Trajectory", "continuation",
-        "equilibria", "fit", "grid", "latin_hypercube", "locate", "lyapunov", "periodic_orbits",
-        "poincare", "sensitivity", "simulate", "sobol", "stream", "sweep", "uniform"),
+        "equilibria", "fit", "grid", "homoclinic", "latin_hypercube", "locate", "lyapunov",
+        "periodic_orbits", "poincare", "sensitivity", "simulate", "sobol", "stream", "sweep",
+        "uniform"),
 }
 _RENAMED = {"open": ("io", "open_session")}  # difflab.open, not builtins.open
 _WHERE = {name: (module, name) for module, names in _FROM.items() for name in names}

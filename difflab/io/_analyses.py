@@ -19,6 +19,7 @@ from ..solvers import (
     BifurcationCurve,
     CodimTwoPoint,
     Continuation,
+    CycleCurve,
     CycleSpecialPoint,
     Equilibria,
     LyapunovSpectrum,
@@ -153,6 +154,22 @@ register(
                   maximum=Array("state", long_name="greatest value along the orbit"),
                   multipliers=Complex("multiplier", long_name="Floquet multiplier")),
     hopf=_special_points(Single, "hopf"))
+
+register(
+    CycleCurve, "cycle_curve",
+    kind=Attribute(str), params=Attribute(tuple), status=Attribute(str), steps=Attribute(int),
+    bounds=Attribute(tuple, stored="parameter_range"), t=Attribute(),
+    values=Array("point", "param", long_name="values of the two parameters (params)"),
+    periods=Array("point", long_name="period"),
+    states=Array("point", "state", long_name="a state on the orbit"),
+    minima=Array("point", "state", long_name="least value along the orbit"),
+    maxima=Array("point", "state", long_name="greatest value along the orbit"),
+    multipliers=Complex("point", "multiplier",
+                        long_name="Floquet multiplier (largest modulus first; NaN: not trusted)"),
+    saddles=Array("point", "state", optional=True,
+                  long_name="saddle the orbit is homoclinic to (absent off a homoclinic curve)"),
+    saddle_eigenvalues=Complex("point", "eigenvalue", optional=True,
+                               long_name="eigenvalue of the saddle (largest real part first)"))
 
 register(
     Poincare, "poincare",

@@ -93,12 +93,19 @@ class Flags(Codec):
 
 class Complex(Codec):
     """Complex numbers over ``dims``: ``<name>_real`` and ``<name>_imag`` (netCDF has
-    no complex type)."""
+    no complex type); with ``optional=True`` the value may be ``None`` (no variables)."""
+
+    def __init__(self, *dims: str, long_name: str | None = None, optional: bool = False):
+        super().__init__(*dims, long_name=long_name)
+        self.optional = optional
 
     def specs(self, name):
-        return {f"{name}_{part}": (self.dims, "f", True) for part in ("real", "imag")}
+        return {f"{name}_{part}": (self.dims, "f", not self.optional)
+                for part in ("real", "imag")}
 
     def encode(self, name, value, sizes):
+        if value is None:
+            return {}, {}
         value = _shaped(np.asarray(value, dtype=np.complex128), self.dims, sizes)
         long_name = self.long_name or _words(name)
         return {f"{name}_{part}": Variable(self.dims, getattr(value, part),
@@ -106,6 +113,8 @@ class Complex(Codec):
                 for part in ("real", "imag")}, {}
 
     def decode(self, name, variables, attrs):
+        if f"{name}_real" not in variables:
+            return None
         real, imag = (np.asarray(variables[f"{name}_{p}"].data, dtype=np.float64)
                       for p in ("real", "imag"))
         return real + 1j * imag

@@ -12,6 +12,7 @@ from ._accelerators import solve_block_pallas as solve_block_pallas
 from ._analysis import BifurcationCurve as BifurcationCurve
 from ._analysis import CodimTwoPoint as CodimTwoPoint
 from ._analysis import Continuation as Continuation
+from ._analysis import CycleCurve as CycleCurve
 from ._analysis import CycleSpecialPoint as CycleSpecialPoint
 from ._analysis import Equilibria as Equilibria
 from ._analysis import LyapunovSpectrum as LyapunovSpectrum
@@ -21,6 +22,7 @@ from ._analysis import SpecialPoint as SpecialPoint
 from ._analysis import continuation as continuation
 from ._analysis import equilibria as equilibria
 from ._analysis import first_lyapunov_coefficient as first_lyapunov_coefficient
+from ._analysis import homoclinic as homoclinic
 from ._analysis import locate as locate
 from ._analysis import lyapunov as lyapunov
 from ._analysis import periodic_orbits as periodic_orbits

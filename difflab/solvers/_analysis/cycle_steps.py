@@ -9,6 +9,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from .saddles import NEAR, homoclinic_end
 from .shooting import correct, profile, speeds
 
 
@@ -25,10 +26,15 @@ class _Orbit(NamedTuple):
     def multipliers(self) -> np.ndarray:
         """Largest modulus first; NaN where they cannot be trusted (the trivial multiplier
         is off 1 by 1e-5: rounding near a homoclinic orbit or on a canard)."""
-        values = floquet(self.blocks)
-        if not np.min(np.abs(values - 1.0)) <= 1e-5:
-            return np.full_like(values, np.nan)
-        return values
+        return trusted_multipliers(self.blocks)
+
+
+def trusted_multipliers(blocks) -> np.ndarray:
+    """:func:`floquet` of ``blocks``, all NaN unless one of them is 1 to 1e-5."""
+    values = floquet(blocks)
+    if not np.min(np.abs(values - 1.0)) <= 1e-5:
+        return np.full_like(values, np.nan)
+    return values
 
 
 def floquet(blocks) -> np.ndarray:
@@ -131,6 +137,21 @@ class _Shooter:
                                   jnp.asarray(self.mesh)))
 
 
+def extremes(path) -> tuple[np.ndarray, np.ndarray]:
+    """Each state's least and greatest value along a closed path, refined by a parabola
+    through the extreme sample and its neighbours."""
+    ys = path[:-1]
+    out = []
+    for pick in (np.argmin, np.argmax):
+        i = pick(ys, axis=0)
+        cols = np.arange(ys.shape[1])
+        y0, y1, y2 = ys[i - 1, cols], ys[i, cols], ys[(i + 1) % len(ys), cols]
+        curve = y0 - 2 * y1 + y2
+        safe = np.where(curve == 0, 1.0, curve)
+        out.append(np.where(curve == 0, y1, y1 - (y2 - y0) ** 2 / (8 * safe)))
+    return out[0], out[1]
+
+
 def _radius(path) -> float:
     """The root-mean-square distance of a closed path from its mean."""
     ys = path[:-1]
@@ -153,12 +174,29 @@ def _hopf_end(points, radii) -> float | None:
     return float(np.polyfit(r2, ps, 2)[-1])
 
 
-def _ended(shooter, points, radii, max_period, lost) -> str | None:
+def _homoclinic(shooter, points, path, near) -> str | None:
+    """The status of a branch whose last orbits converge on a homoclinic orbit
+    (``saddles.homoclinic_end``) with twice the least period on the branch."""
+    periods = [point.u[-2] for point in points]
+    if len(points) < 3 or periods[-1] < 2 * min(periods):
+        return None
+    return homoclinic_end(shooter.model, shooter.param, [p.u[-1] for p in points[-3:]],
+                          periods[-3:], path, shooter.t, near)
+
+
+def _ended(shooter, points, paths, radii, max_period, lost, watch) -> str | None:
     """Why the branch ends at its last orbit, if it does: a long period, one grown by half
-    since the multipliers stopped being trusted (at period ``lost``), or an orbit shrinking
-    onto an equilibrium (a Hopf point)."""
+    since the multipliers stopped being trusted (at period ``lost``), an orbit that passes
+    close by a saddle with a period grown without bound (if ``watch``; otherwise only
+    where the period passed ``max_period``) or one shrinking onto an equilibrium (a Hopf
+    point)."""
     u, name = points[-1].u, shooter.param
     where = f"{name}={u[-1]:g}"
+    long = u[-2] > max_period or (lost is not None and u[-2] > 1.5 * lost)
+    if long or watch:
+        status = _homoclinic(shooter, points, paths[-1], 0.1 if long else NEAR)
+        if status is not None:
+            return status
     if u[-2] > max_period:
         return f"the period passed {max_period:g} at {where} (a homoclinic orbit?)"
     if lost is not None and u[-2] > 1.5 * lost:
@@ -208,9 +246,10 @@ def _repeats(folds, new, span) -> bool:
 
 
 def _trace(shooter, points, paths, bounds, ds, ds_min, ds_max, max_points, max_period,
-           first):
+           first, watch=True):
     """Step along the branch from ``points[-1]`` until the parameter leaves ``bounds``,
-    the branch comes back onto itself, or :func:`_ended` says it ends."""
+    the branch comes back onto itself, or :func:`_ended` says it ends (``watch``: also
+    at a homoclinic orbit before the period passes ``max_period``)."""
     lo, hi = bounds
     steps, status, radii = [], "reached max_points", [_radius(path) for path in paths]
     lost = None  # the period where the multipliers stopped being trusted
@@ -253,7 +292,7 @@ def _trace(shooter, points, paths, bounds, ds, ds_min, ds_max, max_points, max_p
                 break
             folds.append((p, new.u[-2]))
         lost = None if np.isfinite(new.multipliers[0]) else lost or new.u[-2]
-        status = _ended(shooter, points, radii, max_period, lost)
+        status = _ended(shooter, points, paths, radii, max_period, lost, watch)
         if status is not None:
             break
         if new.steps <= 5:  # Newton's last step only confirms

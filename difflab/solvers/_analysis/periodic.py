@@ -25,6 +25,8 @@ from .._resources import check_memory, check_step_count
 from .continuation import SpecialPoint
 from .equilibria import jacobian
 from .cycle_steps import _Orbit, _Shooter, _trace, floquet  # noqa: F401
+from .cycle_steps import extremes as _extremes
+from .cycle_curves import from_special
 from .doubling import check_switchable, doubled_seed, halved_mesh
 from .shooting import orbit_path
 from .sources import model_of
@@ -171,21 +173,6 @@ def _from_guess(shooter, model, param, state, period, t, direction) -> _Orbit:
         raise ValueError(f"no periodic orbit found near the state and period given at "
                          f"{param}={value:g}")
     return first
-
-
-def _extremes(path) -> tuple[np.ndarray, np.ndarray]:
-    """Each state's least and greatest value along a closed path, refined by a parabola
-    through the extreme sample and its neighbours."""
-    ys = path[:-1]
-    out = []
-    for pick in (np.argmin, np.argmax):
-        i = pick(ys, axis=0)
-        cols = np.arange(ys.shape[1])
-        y0, y1, y2 = ys[i - 1, cols], ys[i, cols], ys[(i + 1) % len(ys), cols]
-        curve = y0 - 2 * y1 + y2
-        safe = np.where(curve == 0, 1.0, curve)
-        out.append(np.where(curve == 0, y1, y1 - (y2 - y0) ** 2 / (8 * safe)))
-    return out[0], out[1]
 
 
 def _doubling(point) -> float | None:
@@ -343,8 +330,12 @@ def periodic_orbits(model, param: str, start, lo: float, hi: float, *, t: float 
     ``(hi - lo) / 100``) adapt between ``ds_min`` and ``ds_max``. The branch ends when the
     parameter leaves the range (the last orbit lands on it), the period passes
     ``max_period`` (default 20 times the first) or grows by half while the multipliers
-    cannot be trusted (both: a homoclinic orbit is near), the orbit shrinks to a point,
-    or ``max_points`` orbits are on it. Folds of cycles, period doublings and
+    cannot be trusted, the orbit shrinks to a point, or ``max_points`` orbits are on it.
+    Where the period has doubled and the orbit passes a saddle within 1% of its size (or,
+    with ``max_period`` given, once the period passes it) the branch ends with the status
+    ``"period grows without bound: homoclinic orbit near p=..."``, the value extrapolated
+    by ``p = p_h + C exp(-lambda T)`` with the saddle's leading rate ``lambda``; its last
+    orbit starts :func:`homoclinic`. Folds of cycles, period doublings and
     Neimark-Sacker points are located to about 1e-12 of a step. Each orbit's period
     error is estimated (Richardson with half steps, ``errors``); where it passes ``rtol``
     the steps per period grow (up to ``max_steps``) and the orbit is found again, and a
@@ -352,12 +343,26 @@ def periodic_orbits(model, param: str, start, lo: float, hi: float, *, t: float 
     the multipliers (near a homoclinic orbit, on a canard) they are NaN and the orbit is
     not counted stable.
 
+    ``param`` a pair ``(p, q)`` and ``start`` a fold-of-cycles or period-doubling
+    :class:`CycleSpecialPoint` of a branch in ``p``: the curve of such points in
+    ``(p, q)`` (the orbit and its fold or doubling condition continued together, on
+    ``segments`` segments of about ``steps / segments`` RK4 steps: give the branch's
+    ``steps``), both ways until ``q`` leaves ``[lo, hi]``. Gives a :class:`CycleCurve`.
+
     ``model`` may also be an analysis result (a branch or curve, e.g. one read back from
     a session): its model is used.
     """
     model = model_of(model)
     untraced("periodic_orbits", model, lo, hi)
     lo, hi = float(lo), float(hi)
+    span = hi - lo
+    sizes = (span / 100 if ds is None else float(ds), span * 1e-9 if ds_min is None
+             else float(ds_min), span / 25 if ds_max is None else float(ds_max))
+    if not isinstance(param, str):
+        _check(model, param[0], lo, hi, segments, steps)
+        return from_special(model, tuple(param), start, lo, hi, t=t, segments=int(segments),
+                            steps=int(steps), sizes=sizes, max_points=max_points, tol=tol,
+                            max_newton=max_newton)
     _check(model, param, lo, hi, segments, steps)
     _check(model, param, lo, hi, segments, max(int(max_steps), int(steps)))
     n = len(np.asarray(model.initial_state()))
@@ -375,14 +380,11 @@ def periodic_orbits(model, param: str, start, lo: float, hi: float, *, t: float 
     if not lo <= first.u[-1] <= hi:
         raise ValueError(f"the first orbit is at {param}={first.u[-1]:g}, outside "
                          f"[{lo:g}, {hi:g}]")
-    span = hi - lo
-    ds = span / 100 if ds is None else float(ds)
-    max_period = 20 * first.u[-2] if max_period is None else float(max_period)
+    watch = max_period is None
+    max_period = 20 * first.u[-2] if watch else float(max_period)
     points, paths = [first], [shooter.path(first)]
-    steps_taken, status = _trace(shooter, points, paths, (lo, hi), ds,
-                                 span * 1e-9 if ds_min is None else float(ds_min),
-                                 span / 25 if ds_max is None else float(ds_max),
-                                 max_points, max_period, int(isinstance(start, SpecialPoint)))
+    steps_taken, status = _trace(shooter, points, paths, (lo, hi), *sizes, max_points,
+                                 max_period, int(isinstance(start, SpecialPoint)), watch)
     errors = np.array([point.error for point in points])
     if np.max(errors) > rtol:
         status += (f"; periods to about {np.max(errors):.1e}, short of rtol={rtol:g} "
