@@ -28,7 +28,8 @@ Run it on a desktop, under Xvfb, or offscreen::
    each chunk at the pace chunks come. Also reported: the frames the stream computed per
    second (which bounds the rate), the time of one redraw (two ``setImage`` with levels
    and colour bars) and the GUI thread's CPU per frame drawn, whose inverse is the rate
-   a free core would reach.
+   a free core would reach. Responsiveness: how late a 10 ms timer of the GUI thread
+   fires while the run streams (the wait an input event would see), median and worst.
 
 The numbers depend on the machine and its load: the script prints the load average.
 """
@@ -177,6 +178,8 @@ def frame_rate(app, window) -> dict:
 def field_frame_rate(app, points: int, frames: int) -> dict:
     """Frames per second of the 2-D field view while Gray-Scott streams on a grid of
     ``points`` x ``points``."""
+    from PySide6.QtCore import QTimer
+
     from difflab.app.fields import FieldSession
     from difflab.gui.field2d_view import Field2DView
 
@@ -201,12 +204,18 @@ def field_frame_rate(app, points: int, frames: int) -> dict:
     session.events.frames.connect(lambda e: (chunks.append(time.perf_counter()),
                                              cpu.append(time.thread_time()),
                                              computed.append(len(session.frames))))
+    ticks = []
+    tick = QTimer(interval=10)
+    tick.timeout.connect(lambda: ticks.append(time.perf_counter()))
+    tick.start()
     view.run(0)
     _wait(app, lambda: session.complete and view.worker is None, 600)
+    tick.stop()
     view.shutdown()
     first, last = chunks[1], chunks[-1]  # from the second chunk: the first compiles
     during = [t for t in drawn if first <= t <= last]
     gui_cpu = (cpu[-1] - cpu[1]) / max(len(during), 1)
+    late = [1e3 * (b - a) - 10.0 for a, b in zip(ticks, ticks[1:]) if first <= a <= last]
     replay = replay_rate(view)
     view.close()
     return {"points": points, "fps": len(during) / (last - first), "frames": len(during),
@@ -214,7 +223,8 @@ def field_frame_rate(app, points: int, frames: int) -> dict:
             "computed_fps": (computed[-1] - computed[1]) / (last - first),
             "redraw_median_ms": 1e3 * statistics.median(draws[2:]),
             "gui_cpu_per_frame_ms": 1e3 * gui_cpu, "fps_capacity": 1.0 / max(gui_cpu, 1e-9),
-            "replay_fps": replay}
+            "replay_fps": replay, "timer_late_median_ms": statistics.median(late),
+            "timer_late_max_ms": max(late)}
 
 
 def replay_rate(view) -> float:
@@ -236,7 +246,9 @@ def print_fields(rates: list[dict]) -> None:
               f"{r['computed_fps']:.1f} frames/s), redraw median "
               f"{r['redraw_median_ms']:.1f} ms, GUI CPU {r['gui_cpu_per_frame_ms']:.1f} ms "
               f"per frame: {r['fps_capacity']:.0f} frames/s on a free core; replayed "
-              f"without the stream: {r['replay_fps']:.0f} frames/s")
+              f"without the stream: {r['replay_fps']:.0f} frames/s; a 10 ms timer fired "
+              f"{r['timer_late_median_ms']:.1f} ms late (median), {r['timer_late_max_ms']:.0f} "
+              f"ms at worst")
 
 
 def main(argv=None) -> int:
