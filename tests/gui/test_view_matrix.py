@@ -4,8 +4,8 @@ parameter's slider): each view draws something finite in a finite view, or a mes
 the panel says why not. Then the same again after every view
 has shown a degenerate result (a constant branch, NaN, a single point), so no range or
 state leaks from one computation to the next. Then the bifurcation diagram of every ODE
-model over each of its parameters' whole slider range (a few of them in the quick
-suite). One window and one compile per model."""
+model over each of its parameters' whole slider range (``-m exhaustive``; a few of them
+in every run). One window and one compile per model."""
 
 import time
 
@@ -241,7 +241,8 @@ def test_the_matrix_again_after_degenerate_results(qtbot, matrix_window):
     run_matrix(qtbot, matrix_window, "after degenerate results", AGAIN)
 
 
-@pytest.mark.slow  # minutes: periodic orbits from every Hopf point of every parameter
+@pytest.mark.slow
+@pytest.mark.exhaustive  # minutes: periodic orbits from every Hopf point of every parameter
 @pytest.mark.parametrize("name", ODE_MODELS)
 def test_a_bifurcation_over_every_parameter_draws_or_says_why(qtbot, matrix_window, name):
     every_bifurcation(qtbot, matrix_window, name)
