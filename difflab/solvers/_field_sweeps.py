@@ -2,16 +2,29 @@
 device to the observables asked for, so only numbers per point come back."""
 
 import dataclasses
+import re
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
 from ..models import AbstractFieldModel
-from ._field_checks import check_memory_of, check_solver, check_stable
+from ._field_checks import WORKING_COPIES, check_memory_of, check_solver, check_stable
 from ._field_runs import FIXED_STEPS, _default_dt, simulate_field_model
 from ._result import Result
+from ._sharding import (
+    batch_mesh,
+    local_rows,
+    map_batch,
+    pad_batch,
+    padded_size,
+    put_batch,
+)
+from ._sweeps.job import DEFAULT_MEMORY_BUDGET, parse_size
+from ._sweeps.kernel import device_budget
 from ._sweeps.spaces import Space, as_space
+
+NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")
 
 DEFAULT_SWEEP_FRAMES = 11
 
@@ -48,11 +61,52 @@ def _check_columns(model: AbstractFieldModel, space: Space) -> None:
                              f"its parameters are {', '.join(specs) or 'none'}")
 
 
-def _check_observables(observables) -> dict:
-    if not isinstance(observables, dict) or not all(map(callable, observables.values())):
-        raise TypeError("a field sweep's observables are {name: f} with f(traj) -> number, "
-                        "f given the point's FieldTrajectory")
-    return observables
+#: the numbers a spec like ``"mean(u)"`` takes of a field's last frame ``u`` on grid ``g``
+REDUCTIONS = {
+    "mean": lambda u, g: jnp.mean(u),
+    "max": lambda u, g: jnp.max(u),
+    "min": lambda u, g: jnp.min(u),
+    "norm": lambda u, g: jnp.sqrt(g.integrate(u**2)),  # the L2 norm over the domain
+}
+_SPEC = re.compile(r"\s*([a-z]+)\s*\(\s*([A-Za-z_]\w*)\s*\)\s*")
+
+
+def spec_name(spec: str) -> str:
+    """The name a spec gives its observable where none is given: ``mean(u)`` -> ``mean_u``."""
+    return re.sub(r"\W+", "_", spec.strip()).strip("_")
+
+
+def field_observable(spec: str, field_names) -> object:
+    """``f(traj)`` for a spec ``"<kind>(<field>)"``: the kind (mean, max, min, norm) of
+    the field's last frame."""
+    match = _SPEC.fullmatch(spec)
+    if match is None or match.group(1) not in REDUCTIONS:
+        raise ValueError(f"observable {spec!r}: write <kind>(<field>), kind one of "
+                         f"{', '.join(REDUCTIONS)}")
+    kind, field = match.groups()
+    if field not in field_names:
+        raise ValueError(f"observable {spec!r}: no field {field!r}; the fields are "
+                         f"{', '.join(field_names)}")
+    reduce = REDUCTIONS[kind]
+    return lambda traj: reduce(traj[field][-1], traj.grid)
+
+
+def field_observables(observables, field_names) -> dict:
+    """``{name: f}`` from ``{name: f or spec}``, or a list of specs (named by
+    :func:`spec_name`)."""
+    if isinstance(observables, (list, tuple)):
+        observables = {spec_name(s): s for s in observables}
+    if not isinstance(observables, dict):
+        raise TypeError("a field sweep's observables are {name: f} with f(traj) -> number "
+                        "(f given the point's FieldTrajectory) or a spec like 'mean(u)'")
+    out = {}
+    for name, f in observables.items():
+        if not isinstance(name, str) or not NAME.fullmatch(name):
+            raise ValueError(f"observable name {name!r}: use letters, digits and '_'")
+        if not (callable(f) or isinstance(f, str)):
+            raise TypeError(f"observable {name!r} must be a function or a spec like 'mean(u)'")
+        out[name] = field_observable(f, field_names) if isinstance(f, str) else f
+    return out
 
 
 def _points(model, space: Space):
@@ -71,37 +125,90 @@ def _step(model, space: Space, solver: str, t1: float, t0: float, dt):
     return float(dt)
 
 
-def sweep_fields(model: AbstractFieldModel, space, t1, *, observables, t0=None, dt=None,
-                 solver=None, n_save=None, y0=None, throw: bool = False) -> FieldSweepResult:
-    """Run ``model`` at every point of ``space`` (columns naming its parameters) as one
-    vmapped program and return each point's observables (``{name: f}``, ``f`` given the
-    point's :class:`FieldTrajectory`, run on the device) and final fields."""
-    space = as_space(space)
-    _check_columns(model, space)
-    observables = _check_observables(observables)
-    check_memory_of(model, len(space) * 2)
-    solver = model.default_solver if solver is None else solver
-    check_solver(solver, model)
-    if solver not in FIXED_STEPS:
-        raise ValueError(f"a field sweep steps with {', '.join(FIXED_STEPS)}, not {solver!r}")
-    t0 = 0.0 if t0 is None else float(t0)
-    n_save = DEFAULT_SWEEP_FRAMES if n_save is None else int(n_save)
-    check_memory_of(model, len(space) * n_save)
-    dt = _step(model, space, solver, float(t1), t0, dt)
-    columns = {k: jnp.asarray(v, dtype=float) for k, v in space.columns.items()}
+@dataclasses.dataclass(frozen=True)
+class FieldSweepChunk:
+    """Points ``start .. stop - 1`` of a field sweep, done (what ``progress`` is given)."""
+
+    start: int
+    stop: int
+    total: int
+    n_failed: int
+
+
+def chunk_points(model, n_save: int, n_points: int, n_devices: int, chunk_size=None,
+                 memory_budget=None) -> int:
+    """Points per chunk, a multiple of ``n_devices``: ``chunk_size`` rounded up, else as
+    many as ``memory_budget`` (default 512 MiB; on a GPU or TPU half of each device's
+    memory) holds of a point's frames and working copies."""
+    if chunk_size is None:
+        device = jax.devices()[0]
+        budget = (device_budget(device, DEFAULT_MEMORY_BUDGET) if memory_budget is None
+                  else parse_size(memory_budget))
+        if device.platform == "cpu":  # CPU devices share the host's memory
+            budget //= n_devices
+        cells = int(np.prod(model.grid.shape, dtype=np.float64)) * len(model.field_names)
+        chunk_size = n_devices * max(1, int(budget // (8 * cells * (n_save + WORKING_COPIES))))
+    elif int(chunk_size) < 1:
+        raise ValueError(f"chunk_size must be at least 1, got {chunk_size}")
+    return padded_size(min(int(chunk_size), n_points), n_devices)
+
+
+def _program(model, t1, *, t0, dt, solver, n_save, y0, observables, mesh):
+    """One chunk's runs, each device vmapping over its rows: ``(values, final)``."""
 
     def one(values):
         traj = simulate_field_model(model.replace(**values), t1, t0=t0, dt=dt, solver=solver,
                                     n_save=n_save, y0=y0, throw=False)
         return {k: f(traj) for k, f in observables.items()}, traj.final
 
-    values, final = jax.vmap(one)(columns)
-    values = {k: np.asarray(v) for k, v in values.items()}
-    final = {k: np.asarray(v) for k, v in final.items()}
-    finite = np.ones(len(space), dtype=bool)
+    return jax.jit(map_batch(jax.vmap(one), mesh))
+
+
+def _codes(values: dict, final: dict, n: int) -> np.ndarray:
+    finite = np.ones(n, dtype=bool)
     for v in (*values.values(), *final.values()):
-        finite &= np.isfinite(v.reshape(len(space), -1)).all(axis=1)
-    result = np.where(finite, int(Result.SUCCESS), int(Result.DIVERGED))
-    if throw and not finite.all():
-        raise ValueError(f"{int((~finite).sum())} of {len(space)} points diverged")
+        finite &= np.isfinite(v.reshape(n, -1)).all(axis=1)
+    return np.where(finite, int(Result.SUCCESS), int(Result.DIVERGED))
+
+
+def sweep_fields(model: AbstractFieldModel, space, t1, *, observables, t0=None, dt=None,
+                 solver=None, n_save=None, y0=None, throw: bool = False, chunk_size=None,
+                 memory_budget=None, devices=None, progress=None) -> FieldSweepResult:
+    """Run ``model`` at every point of ``space`` (columns naming its parameters) and return
+    each point's observables (``{name: f}``, ``f`` given the point's
+    :class:`FieldTrajectory` and run on the device, or a spec like ``"mean(u)"``) and
+    final fields. The points run in chunks of ``chunk_size`` (default: what
+    ``memory_budget`` holds), each one program sharded over ``devices`` (default all);
+    ``progress`` is called with a :class:`FieldSweepChunk` as each chunk ends."""
+    space = as_space(space)
+    _check_columns(model, space)
+    observables = field_observables(observables, model.field_names)
+    solver = model.default_solver if solver is None else solver
+    check_solver(solver, model)
+    if solver not in FIXED_STEPS:
+        raise ValueError(f"a field sweep steps with {', '.join(FIXED_STEPS)}, not {solver!r}")
+    t0 = 0.0 if t0 is None else float(t0)
+    n_save = DEFAULT_SWEEP_FRAMES if n_save is None else int(n_save)
+    check_memory_of(model, len(space))  # the final fields of every point, on the host
+    mesh = batch_mesh(devices)
+    size = chunk_points(model, n_save, len(space), mesh.size, chunk_size, memory_budget)
+    check_memory_of(model, size * n_save)  # one chunk's frames
+    dt = _step(model, space, solver, float(t1), t0, dt)
+    program = _program(model, t1, t0=t0, dt=dt, solver=solver, n_save=n_save, y0=y0,
+                       observables=observables, mesh=mesh)
+    parts, n = [], len(space)
+    for start in range(0, n, size):
+        stop = min(start + size, n)
+        rows = pad_batch({k: np.asarray(v, dtype=float)
+                          for k, v in space.rows(start, stop).items()}, size)
+        values, final = local_rows(program(put_batch(rows, mesh, size)))
+        part = jax.tree.map(lambda a, k=stop - start: a[:k], (values, final))
+        parts.append(part)
+        if progress is not None:
+            failed = int((_codes(*part, stop - start) != int(Result.SUCCESS)).sum())
+            progress(FieldSweepChunk(start, stop, n, failed))
+    values, final = jax.tree.map(lambda *a: np.concatenate(a), *parts)
+    result = _codes(values, final, n)
+    if throw and (result != int(Result.SUCCESS)).any():
+        raise ValueError(f"{int((result != 0).sum())} of {n} points diverged")
     return FieldSweepResult(space, values, final, result, model)

@@ -342,13 +342,17 @@ def sweep(model, space, t1=None, *, t0=None, dt=None, solver=None, n_save=None, 
     A second sweep of the same model, settings and number of points, whatever the values,
     reuses the compiled program.
 
-    A field model (``docs/fields.md``) is swept by one vmapped program: ``observables``
-    are ``{name: f}`` with ``f`` given each point's ``FieldTrajectory``; ``n_save`` sets
-    its frames (default 11); the result is a ``FieldSweepResult``.
+    A field model (``docs/fields.md``) is swept in chunks, each one vmapped program
+    sharded over the devices: ``observables`` are ``{name: f}`` with ``f`` given each
+    point's ``FieldTrajectory``, or specs like ``"mean(u)"`` (mean, max, min, norm of a
+    field's last frame); ``n_save`` sets its frames (default 11); the result is a
+    ``FieldSweepResult``.
     """
     if isinstance(model, AbstractFieldModel):
         return _sweep_fields(model, space, t1, t0=t0, dt=dt, solver=solver, n_save=n_save,
-                             y0=y0, observables=observables, out=out, settings=settings)
+                             y0=y0, observables=observables, out=out, settings=settings,
+                             chunk_size=chunk_size, memory_budget=memory_budget,
+                             devices=devices, progress=progress)
     job = SweepJob(model, space, t1, t0=t0, dt=dt, solver=solver, n_save=n_save, y0=y0,
                    key=key, rtol=rtol, atol=atol, max_steps=max_steps, settings=settings,
                    observables=observables, trajectories=trajectories, chunk_size=chunk_size,
