@@ -23,6 +23,7 @@ same sliders edit a field model's parameters.
 import dataclasses
 import itertools
 import math
+import time
 
 import numpy as np
 
@@ -128,6 +129,8 @@ class FieldSession:
         self.edits, self.saved_edits = 1, 0  # unsaved until saved or loaded
         self.run_name = FIELD_RUN  # the run's name in the file it was saved to or read from
         self._stroke = None
+        self.failure, self.run_seconds = "", None  # of the last run: why it stopped, its wall time
+        self._run_started = None
         self.model_name, self.params, self.ndim = None, {}, int(ndim)
         self.shown, self.maps, self.held_levels = (), {}, {}
         self.points = int(points)
@@ -352,6 +355,7 @@ class FieldSession:
         it are dropped, and chunks of earlier requests are refused from now on."""
         self._truncate(start)
         self._serial += 1
+        self.failure, self.run_seconds, self._run_started = "", None, time.perf_counter()
         return FieldRequest(self._serial, self.model, dict(self.frames[start]),
                             self.ts[start], self.t1, self.interval, self.dt)
 
@@ -365,11 +369,26 @@ class FieldSession:
         self.frame_ids.extend(next(self._ids) for _ in chunk.frames)
         if chunk.frames:
             self._changed()
+        self.run_seconds = time.perf_counter() - self._run_started
+        self.failure = chunk.failure
         if chunk.failure:
             self.events.log.emit(level="error", text=f"{self.model_name}: {chunk.failure}")
         if chunk.frames:
             self.events.frames.emit(start=start, edited=False)
         return True
+
+    def status_text(self, running: bool = False) -> str:
+        """The status line of the run: model and grid, frames and time reached (of t1),
+        steps of a fixed dt, solver, wall time; why it stopped if it failed."""
+        head = f"{self.model_name} on {' x '.join(map(str, self.grid.points))}"
+        if self.failure:
+            return f"{head}: {self.failure}"
+        t, frames = self.ts[-1], len(self.frames)
+        reached = f"{frames} frame{'s' * (frames != 1)} to t = {t:.6g}" + ("" if self.complete else f" of {self.t1:g}")
+        steps = f", {round((t - self.ts[0]) / self.dt)} steps of dt = {self.dt:g}" if self.dt else ""
+        wall = f" in {self.run_seconds:.2f} s" if self.run_seconds and not running else ""
+        state = "running, " if running else ""
+        return f"{head}: {state}{reached}{steps}{wall}, {self.model.default_solver}"
 
     def _truncate(self, keep: int) -> None:
         if keep + 1 < len(self.frames):

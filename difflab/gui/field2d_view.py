@@ -70,12 +70,14 @@ class Field2DView(QWidget):
 
     ``host``: the main window, whose ``start_worker`` / ``worker_done`` run the stream
     (Stop stops it, closing joins it); without one the view runs it itself.
-    Signals: ``hovered(text)``: the value under the cursor, ``drawn(frame)``.
+    Signals: ``hovered(text)``: the value under the cursor, ``drawn(frame)``,
+    ``running(on)``: a run started or ended.
     """
 
     title = "Fields 2-D"
     hovered = Signal(str)
     drawn = Signal(int)
+    running_changed = Signal(bool)
 
     def __init__(self, session: FieldSession, host=None, parent=None):
         super().__init__(parent)
@@ -424,10 +426,12 @@ class Field2DView(QWidget):
             self.host.start_worker(TASK, worker, progress=False)
         else:
             worker.start()
+        self.running_changed.emit(True)
 
     def _ended(self, worker: TaskWorker) -> None:
         if self.worker is worker:
             self.worker = None
+            self.running_changed.emit(False)
         if self.host is not None:
             self.host.worker_done(TASK, worker)
         else:

@@ -6,6 +6,9 @@ from ..app.field_frames import choice_label, model_choices
 from ..app.fields import FieldSession
 from .field2d_view import Field2DView
 from .field_movie import ask_and_export
+from .widgets import Throttle
+
+STATUS_MS = 100  # the status line follows a stream at most this often
 
 
 class FieldsTab(QWidget):
@@ -16,6 +19,7 @@ class FieldsTab(QWidget):
         super().__init__()
         self.window_ = window
         self._view: Field2DView | None = None
+        self._status = ""  # the run status shown last
         QVBoxLayout(self).setContentsMargins(0, 0, 0, 0)
 
     @property
@@ -26,8 +30,25 @@ class FieldsTab(QWidget):
             session = getattr(lab, "field_session", None) or FieldSession(lab)
             self._view = Field2DView(session, host=window)
             self._view.hovered.connect(lambda text: window.status.setText(text))
+            status = Throttle(self._show_status, STATUS_MS, self)
+            # new frames update the line unless it shows something else (a hovered value)
+            session.events.frames.connect(
+                lambda e: window.status.text() == self._status and status())
+            session.events.model.connect(lambda e: status())
+            self._view.running_changed.connect(lambda on: status())
             self.layout().addWidget(self._view)
         return self._view
+
+    def run_status(self) -> str:
+        """The status line of the field run: the main window shows it while this tab is
+        in front, instead of its model's run."""
+        view = self.view
+        self._status = view.session.status_text(view.running)
+        return self._status
+
+    def _show_status(self) -> None:
+        if self.window_.tabs.currentWidget() is self:
+            self.window_.status.setText(self.run_status())
 
     def showEvent(self, event):  # Qt override
         super().showEvent(event)

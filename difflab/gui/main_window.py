@@ -99,6 +99,7 @@ class MainWindow(QMainWindow):
         self.live_solver = self.new_live_solver()
         self._streamed = 0.0
         self._status_error = None  # why the last live solve raised, until the next one
+        self._own_status = False  # whether the status tells of the front view's own run
         self._stream_status = Throttle(self._show_stream_status, 100, self)
         self._build_views()
         self._build_docks()
@@ -298,16 +299,22 @@ class MainWindow(QMainWindow):
     def _busy(self, busy: bool) -> None:
         if busy:
             self._status_error = None
-            self.status.setText(f"solving {self.lab.model_name}…")
+            self._set_run_status(f"solving {self.lab.model_name}…")
         elif "stream" not in self.workers:  # never leave "solving" up (a newer run, an error)
             self._show_run_status(self.lab.current)
 
     def _show_run_status(self, run) -> None:
         if self._status_error:
-            self.status.setText(self._status_error)
+            self._set_run_status(self._status_error)
             return
         name = self.lab.name_of(run.model) if run is not None else ""
-        self.status.setText(status_text(run, name, self.lab.settings))
+        self._set_run_status(status_text(run, name, self.lab.settings))
+
+    def _set_run_status(self, text: str) -> None:
+        """The model's run status, unless the view in front has a run of its own to tell
+        of (``run_status()``: the Fields tab's field run)."""
+        own = getattr(self.tabs.currentWidget(), "run_status", None)
+        self.status.setText(own() if own is not None else text)
 
     def run_stream(self) -> None:
         """Simulate with the current settings chunk by chunk, drawing as chunks arrive."""
@@ -332,7 +339,7 @@ class MainWindow(QMainWindow):
         run = self.lab.current
         if run is not None and "stream" in self.workers:
             self.progress.setValue(int(1000 * self._streamed))
-            self.status.setText(f"{self.lab.name_of(run.model)}: {len(run.ts)} / "
+            self._set_run_status(f"{self.lab.name_of(run.model)}: {len(run.ts)} / "
                                 f"{run.settings.n_save} points")
 
     def _stream_done(self, worker, finished: bool) -> None:
@@ -394,6 +401,10 @@ class MainWindow(QMainWindow):
     def _view_changed(self, index: int) -> None:
         key = next((k for k, v in self.views.items() if v is self.tabs.widget(index)), "time")
         self.lab.set_layout(view=key)
+        own = hasattr(self.tabs.widget(index), "run_status")
+        if own or self._own_status:  # into or out of a view with a run of its own
+            self._show_run_status(self.lab.current)
+        self._own_status = own
 
     def _layout_changed(self, event) -> None:
         widget = self.views.get(event.layout.view)

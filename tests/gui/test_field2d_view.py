@@ -167,6 +167,15 @@ def test_the_fields_menu_runs_a_model_in_the_window(qtbot, window):
     qtbot.waitUntil(lambda: view.session.complete and view.worker is None, timeout=LONG)
     exact = view.session.model.exact(view.session.ts[-1])["u"]  # a decaying Fourier mode
     assert np.allclose(view.session.frames[-1]["u"], exact, atol=1e-6)
+    # the status line tells of the field run, not of the model's run, while it is shown
+    frames, t = len(view.session.frames), view.session.ts[-1]
+    line = f"diffusion on 32 x 32: {frames} frames to t = {t:.6g}"
+    qtbot.waitUntil(lambda: window.status.text().startswith(line))
+    assert window.status.text().endswith(" s, etdrk4")  # its wall time, its solver
+    old = window.lab.current
+    window.request_solve()  # a run of the model ends meanwhile: the line stays
+    qtbot.waitUntil(lambda: window.lab.current is not old, timeout=LONG)
+    assert window.status.text().startswith(line)
     panel = view.panels[0]
     qtbot.waitUntil(lambda: np.array_equal(image_of(panel), view.session.frames[-1]["u"]))
     assert panel.map_name == "CET-D1A" and panel.colorbar.levels()[0] < 0  # signed
@@ -175,6 +184,9 @@ def test_the_fields_menu_runs_a_model_in_the_window(qtbot, window):
     cell = view.session.frames[-1]["u"][8, 8]  # the point (0.25, 0.25) on 32 x 32
     qtbot.waitUntil(lambda: window.status.text().startswith("u(0.25, 0.25) = "))
     assert f"{cell:.6g}" in window.status.text()
+    bar = window.tabs.tabBar()  # to the time series: the status tells of the model's run
+    qtbot.mouseClick(bar, Qt.MouseButton.LeftButton, pos=bar.tabRect(0).center())
+    assert window.status.text().startswith("pendulum: ")
 
 
 def test_play_runs_the_frames_from_the_first_to_the_last(qtbot, view):
