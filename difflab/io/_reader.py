@@ -10,7 +10,7 @@ import os
 
 import numpy as np
 
-from . import _analyses, _fields, _h5, _sandbox, _upgrade
+from . import _analyses, _field_sweeps, _fields, _h5, _sandbox, _upgrade
 from ._errors import SessionFileError
 from ._models import ModelRecord, check_static, resolved_source_path
 from ._netcdf import Variable, label_name, labels
@@ -368,12 +368,14 @@ def _result(reader: _Reader, session: Session, kind: str, name: str, group,
 
 
 def _field_spec(reader: _Reader, kind: str, name: str, group):
-    """A field run's spec (its fields over time and the grid's axes); ``None`` otherwise."""
+    """A field run's or field sweep's spec (its fields over the grid's axes); ``None``
+    otherwise."""
     where = f"/{kind}/{name}"
-    attrs = reader.attrs(group, where) if kind == "runs" else {}
+    attrs = reader.attrs(group, where) if kind in ("runs", "sweeps") else {}
     if not _fields.is_field_run(attrs):
         return None
-    return _fields.field_spec(attrs, lambda problem: reader.fail(where, problem))
+    spec = _field_sweeps.sweep_spec if kind == "sweeps" else _fields.field_spec
+    return spec(attrs, lambda problem: reader.fail(where, problem))
 
 
 def _analysis(reader: _Reader, session: Session, name: str, group) -> Stored | None:
@@ -403,7 +405,7 @@ def _renamed(attrs: dict, renamed: dict[str, str]) -> dict:
 
 
 def _check_result(reader, kind, attrs, variables, where) -> None:
-    if kind == "sweeps":
+    if kind == "sweeps" and not _fields.is_field_run(attrs):
         n, cs = int(attrs["n_points"]), int(attrs["chunk_size"])
         if variables["point"].shape[0] != n:
             reader.fail(where, f"n_points is {n} but the point dimension has "

@@ -3,8 +3,8 @@
 
 import numpy as np
 
-from ..solvers import FitResult, Sensitivity, SweepResult, Trajectory
-from . import _analyses, _h5, _netcdf, _sweep_grid, _sweep_store
+from ..solvers import FieldSweepResult, FitResult, Sensitivity, SweepResult, Trajectory
+from . import _analyses, _field_sweeps, _h5, _netcdf, _sweep_grid, _sweep_store
 from ._save import save_session
 from ._session import Session
 from ._sweep_output import KEY_SCHEME
@@ -15,7 +15,7 @@ NOT_RUN = -1
 
 def save(path, result, *, name: str | None = None, overwrite: bool = False,
          compress: bool = False) -> str | None:
-    """Add ``result`` (a Trajectory, SweepResult, FitResult, Sensitivity or an analysis
+    """Add ``result`` (a Trajectory, SweepResult, FieldSweepResult, FitResult, Sensitivity or an analysis
     result: Equilibria, Continuation, BifurcationCurve, PeriodicOrbits, Poincare,
     LyapunovSpectrum) to a session file.
 
@@ -39,7 +39,7 @@ def add(session, result, *, name: str | None = None) -> str:
 
 def _writer_of(result):
     writers = {Trajectory: _save_run, SweepResult: _save_sweep, FitResult: _save_fit,
-               Sensitivity: _save_sensitivity}
+               Sensitivity: _save_sensitivity, FieldSweepResult: _save_field_sweep}
     writer = writers.get(type(result))
     if writer is None and _analyses.format_of(result) is not None:
         writer = _save_analysis
@@ -52,6 +52,10 @@ def _writer_of(result):
 
 def _save_analysis(session, result, name) -> str:
     return session.add_analysis(result, name=name)
+
+
+def _save_field_sweep(session, result, name) -> str:
+    return _field_sweeps.add_field_sweep(session, result, name=name)
 
 
 def _save_run(session, traj, name) -> str:

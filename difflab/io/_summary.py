@@ -32,7 +32,7 @@ def _result(result) -> dict:
         entry["parameters"] = list(result.variables["parameter"].data)
     if _fields.is_field_run(result.attrs):
         entry.update(_fields.summary_entry(result))  # "fields" and "grid"
-    if result.kind == "sweeps":
+    if result.kind == "sweeps" and "chunk_done" in result.variables:
         done = np.asarray(result.variables["chunk_done"].data)
         entry["chunks_done"] = int(np.sum(done == 1))
         entry["chunks"] = int(done.size)

@@ -33,6 +33,8 @@ from ._events import Event as Event
 from ._events import Events as Events
 from ._field_runs import FieldTrajectory as FieldTrajectory
 from ._field_runs import simulate_fields as simulate_fields
+from ._field_sweeps import FieldSweepChunk as FieldSweepChunk
+from ._field_sweeps import FieldSweepResult as FieldSweepResult
 from ._fits import FitError as FitError
 from ._fits import FitProgress as FitProgress
 from ._fits import FitResult as FitResult

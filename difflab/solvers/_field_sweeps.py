@@ -40,6 +40,8 @@ class FieldSweepResult:
     final: dict
     result: np.ndarray
     model: object = None
+    settings: dict = dataclasses.field(default_factory=dict)  # t0, t1, dt, solver, n_save
+    specs: dict = dataclasses.field(default_factory=dict)  # {name: "mean(u)"} where given
 
     def __len__(self) -> int:
         return len(self.result)
@@ -91,11 +93,17 @@ def field_observable(spec: str, field_names) -> object:
     return lambda traj: reduce(traj[field][-1], traj.grid)
 
 
+def _named(observables):
+    """``{name: f or spec}`` from a dict, or from a list of specs."""
+    if isinstance(observables, (list, tuple)):
+        return {spec_name(s): s for s in observables}
+    return observables
+
+
 def field_observables(observables, field_names) -> dict:
     """``{name: f}`` from ``{name: f or spec}``, or a list of specs (named by
     :func:`spec_name`)."""
-    if isinstance(observables, (list, tuple)):
-        observables = {spec_name(s): s for s in observables}
+    observables = _named(observables)
     if not isinstance(observables, dict):
         raise TypeError("a field sweep's observables are {name: f} with f(traj) -> number "
                         "(f given the point's FieldTrajectory) or a spec like 'mean(u)'")
@@ -182,6 +190,7 @@ def sweep_fields(model: AbstractFieldModel, space, t1, *, observables, t0=None, 
     ``progress`` is called with a :class:`FieldSweepChunk` as each chunk ends."""
     space = as_space(space)
     _check_columns(model, space)
+    observables_given = observables
     observables = field_observables(observables, model.field_names)
     solver = model.default_solver if solver is None else solver
     check_solver(solver, model)
@@ -211,4 +220,6 @@ def sweep_fields(model: AbstractFieldModel, space, t1, *, observables, t0=None, 
     result = _codes(values, final, n)
     if throw and (result != int(Result.SUCCESS)).any():
         raise ValueError(f"{int((result != 0).sum())} of {n} points diverged")
-    return FieldSweepResult(space, values, final, result, model)
+    settings = dict(solver=solver, t0=t0, t1=float(t1), dt=dt, n_save=n_save)
+    specs = {k: f for k, f in _named(observables_given).items() if isinstance(f, str)}
+    return FieldSweepResult(space, values, final, result, model, settings, specs)

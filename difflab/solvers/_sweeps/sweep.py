@@ -19,7 +19,7 @@ from jax.experimental import multihost_utils
 
 from ...models import AbstractFieldModel
 from .._datasets import to_dataset
-from .._field_sweeps import sweep_fields
+from .. import _field_sweeps
 from .._result import Result, message
 from .._simulate import model_of, simulate
 from .job import NOT_RUN, SweepJob
@@ -297,7 +297,7 @@ def _gather(stats: dict) -> dict:
 def _sweep_fields(model, space, t1, *, out, settings, **options):
     if out is not None or settings is not None:
         raise ValueError("a field model's sweep takes no out= or settings= yet")
-    return sweep_fields(model, space, t1, **options)
+    return _field_sweeps.sweep_fields(model, space, t1, **options)
 
 
 def sweep(model, space, t1=None, *, t0=None, dt=None, solver=None, n_save=None, y0=None,
