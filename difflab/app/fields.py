@@ -39,7 +39,7 @@ FIELD_EVENTS = {
     "frames": "start: index of the first frame that changed (frames from it on are new); "
               "edited: True where a frame was painted (or its painting undone)",
     "log": "level, text",
-    "view": "the fields shown, their colour maps or held levels changed",
+    "view": "the fields shown, their colour maps, held levels or arrows changed",
 }
 #: the name of the app's field run in a session file
 FIELD_RUN = "fields"
@@ -133,6 +133,7 @@ class FieldSession:
         self._run_started = None
         self.model_name, self.params, self.ndim = None, {}, int(ndim)
         self.shown, self.maps, self.held_levels = (), {}, {}
+        self.arrows = False  # the velocity drawn as arrows (where the model has one)
         self.points = int(points)
         if lab is not None:
             lab.field_session = self  # saved and opened with the lab's file
@@ -220,9 +221,9 @@ class FieldSession:
     # -- how the fields are shown ----------------------------------------------------------
 
     def set_view(self, *, shown=None, maps: dict | None = None,
-                 held_levels: dict | None = None) -> None:
-        """Choose the fields shown, colour maps by field (``None``: automatic) and held
-        levels by field (``None``: each frame's range)."""
+                 held_levels: dict | None = None, arrows: bool | None = None) -> None:
+        """Choose the fields shown, colour maps by field (``None``: automatic), held
+        levels by field (``None``: each frame's range) and whether arrows are drawn."""
         if shown is not None:
             unknown = set(shown) - set(self.field_names)
             if unknown or not shown:
@@ -234,6 +235,8 @@ class FieldSession:
                     store.pop(name, None)
                 else:
                     store[name] = value if isinstance(value, str) else tuple(map(float, value))
+        if arrows is not None:
+            self.arrows = bool(arrows)
         self._changed(run=False)
         self.events.view.emit()
 
@@ -252,7 +255,8 @@ class FieldSession:
         return {"run": self.run_name, "model": self.model_name, "points": list(self.grid.points),
                 "params": dict(self.params), "t1": self.t1, "dt": self.dt,
                 "n_frames": self.n_frames, "shown": list(self.shown), "maps": dict(self.maps),
-                "levels": {n: list(v) for n, v in self.held_levels.items()}}
+                "levels": {n: list(v) for n, v in self.held_levels.items()},
+                "arrows": self.arrows}
 
     def snapshot(self):
         """The frames as a :class:`~difflab.solvers.FieldTrajectory` of the current model."""
@@ -298,6 +302,7 @@ class FieldSession:
         self.held_levels = {n: tuple(map(float, v)) for n, v in
                             (settings.get("levels") or {}).items()
                             if n in self.field_names and len(v) == 2}
+        self.arrows = settings.get("arrows") is True
         self._set_frames(ts, frames, cls.registry_name, loaded=True)
         self.saved_edits, self.run_name = self.edits, name
 

@@ -129,6 +129,7 @@ class Field2DView(QWidget):
         controls.addWidget(self._brush())
         controls.addWidget(self._colours())
         self.arrows = FieldArrows(self.redraw)
+        self.arrows.box.toggled.connect(lambda on: self.session.set_view(arrows=on))
         controls.addWidget(self.arrows.box)
         self.export_button = QPushButton("Export frame as PNG…")
         self.export_button.clicked.connect(self._export_clicked)
@@ -338,7 +339,7 @@ class Field2DView(QWidget):
             self.shown_boxes[name] = box
 
     def _view_changed(self) -> None:
-        """Follow the session's view: fields shown, colour map, held levels."""
+        """Follow the session's view: fields shown, colour map, held levels, arrows."""
         session = self.session
         for name, box in self.shown_boxes.items():
             blocked = box.blockSignals(True)
@@ -349,6 +350,9 @@ class Field2DView(QWidget):
         blocked = self.hold_box.blockSignals(True)
         self.hold_box.setChecked(all(n in session.held_levels for n in session.shown))
         self.hold_box.blockSignals(blocked)
+        blocked = self.arrows.box.blockSignals(True)
+        self.arrows.box.setChecked(session.arrows)
+        self.arrows.box.blockSignals(blocked)
         if tuple(dict.fromkeys(p.name for p in self.panels)) != session.shown:
             self._make_panels()
         self.redraw()

@@ -76,13 +76,14 @@ def test_a_save_writes_the_field_run_only_when_it_changed(saved, tmp_path):
     fields = lab.field_session
     lab.set_param(next(iter(lab.params)), 0.7)  # a change elsewhere in the lab
     assert ("run", FIELD_RUN) not in plan_save(lab, copy).objects
-    fields.set_view(shown=("u",), maps={"u": None})  # the view only: settings, no frames
+    fields.set_view(shown=("u",), maps={"u": None}, arrows=True)  # the view only: no frames
     assert ("run", FIELD_RUN) not in plan_save(lab, copy).objects
     with h5py.File(copy, "r") as f:
         before = f[f"runs/{FIELD_RUN}/u"][()]
         kept = f["runs/kept/y"][()]
     save_lab(lab, copy)
     assert dl.open(copy).app_settings["fields"]["maps"] == {}
+    assert dl.open(copy).app_settings["fields"]["arrows"] is True
     fields.paint(0, "u", (0.25, 0.25), 0.1, -2.0)
     assert fields.unsaved and lab.dirty
     plan = plan_save(lab, copy)

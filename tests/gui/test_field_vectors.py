@@ -8,6 +8,7 @@ import difflab as dl
 from difflab.app.field_vectors import ARROW_FILL
 from difflab.app.fields import FieldSession
 from difflab.app.lab import Lab
+from difflab.app.session_io import open_lab, save_lab
 from difflab.gui.field2d_view import Field2DView
 
 NU, POINTS = 0.05, 32
@@ -57,3 +58,28 @@ def test_the_arrows_point_along_the_taylor_green_velocity(qtbot, flow_view):
     assert np.allclose(xs[:, 2], xs[:, 1]) and np.allclose(ys[:, 4], ys[:, 1])
     qtbot.keyClick(arrows.box, Qt.Key.Key_Space)  # off again, from the keyboard
     qtbot.waitUntil(lambda: not item.isVisible())
+
+
+def test_the_arrows_come_back_on_reopening_the_saved_session(qtbot, flow_view, tmp_path):
+    arrows = flow_view.arrows
+    qtbot.mouseClick(arrows.box, Qt.MouseButton.LeftButton,
+                     pos=QPoint(8, arrows.box.height() // 2))
+    (_, item), = arrows.items
+    qtbot.waitUntil(lambda: item.isVisible())
+    path = tmp_path / "flow.h5"
+    save_lab(flow_view.session.lab, path)
+    lab = Lab()
+    open_lab(lab, path)
+    assert lab.field_session.arrows
+    reopened = Field2DView(lab.field_session)
+    qtbot.addWidget(reopened)
+    assert reopened.arrows.box.isChecked()
+    (_, again), = reopened.arrows.items
+    qtbot.waitUntil(lambda: again.isVisible())
+    for mine, theirs in zip(item.getData(), again.getData(), strict=True):
+        np.testing.assert_array_equal(mine, theirs)
+    qtbot.keyClick(reopened.arrows.box, Qt.Key.Key_Space)  # off, saved, off on reopening
+    save_lab(lab, path)
+    lab = Lab()
+    open_lab(lab, path)
+    assert not lab.field_session.arrows
