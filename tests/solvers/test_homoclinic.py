@@ -2,7 +2,7 @@
 continuation of the homoclinic curve of the Bogdanov-Takens normal form, checked against
 its closed form ``b1 = -(6/25) b2^2 + O(b2^3)`` (Kuznetsov, *Elements of Applied
 Bifurcation Theory*, 8.4), the saddle's closed-form eigenvalues and scipy's integration
-of the saddle's manifolds."""
+of the saddle's manifolds; and Lorenz's homoclinic explosion (published rho = 13.926)."""
 
 import re
 
@@ -137,3 +137,21 @@ def test_an_orbit_far_from_any_saddle_is_refused(curve):
                       (state, period), -0.3, -0.1)
     with pytest.raises(ValueError, match="branch of cycles is in 'b1'"):
         dl.homoclinic(BogdanovTakens(), ("b2", "b1"), cycles, -0.3, -0.1)
+
+
+@pytest.mark.slow
+def test_lorenz_cycles_end_at_the_homoclinic_explosion():
+    lorenz = dl.models.get("lorenz")()  # sigma = 10, beta = 8/3
+    hopf = dl.continuation(lorenz, "rho", 2.0, 30.0, state={"x": 1.4, "y": 1.4, "z": 1.0})
+    cycles = dl.periodic_orbits(lorenz, "rho", hopf.special[0], 0.0, 30.0)
+    found = re.match(r"period grows without bound: homoclinic orbit near rho=(\S+), to the "
+                     r"saddle at \((\S+), (\S+), (\S+)\) with eigenvalues (\S+), (\S+), (\S+)$",
+                     cycles.status)
+    assert found, cycles.status
+    near, *rest = map(float, found.groups())
+    assert near == pytest.approx(13.926, abs=1e-3)  # published: 13.926 (Sparrow 1982)
+    np.testing.assert_allclose(rest[:3], 0.0, atol=1e-9)  # the origin
+    rho, root = cycles.values[-1], np.sqrt(11**2 + 40 * (cycles.values[-1] - 1))
+    assert rho == pytest.approx(near, abs=0.1)
+    np.testing.assert_allclose(rest[3:], [(-11 + root) / 2, -8 / 3, (-11 - root) / 2],
+                               rtol=1e-3)
