@@ -6,8 +6,9 @@ frame unless the scrubber was moved back. Each field is an ``ImageItem`` on axes
 grid's coordinates with a colour bar: viridis for a field of one sign, a diverging map
 centred at 0 for a signed one, levels from the frame shown (or held), fields shown and
 colour maps as chosen. With Paint on, a click paints a disc of the brush's value into the
-field shown, a drag paints a stroke (each one undo step, Edit > Undo); a run under way
-continues from the painted field. The value under the cursor goes to ``hovered``.
+field shown (a 1-D field: an interval, clicked on its profile), a drag paints a stroke
+(each one undo step, Edit > Undo); a run under way continues from the painted field.
+A run's frames are shown one by one as they stream (:mod:`.field_pacer`). The value under the cursor goes to ``hovered``.
 With Paint off, a click on a field plots its value at the nearest grid point over the
 frames so far, and a shift+drag (any drag with Profile on) plots the field along the line
 drawn, between the grid points nearest its ends, for the frame shown.
@@ -49,7 +50,7 @@ from ..app.field_frames import (
 from ..app.fields import FieldSession, stream_frames
 from .field_movie import ask_and_export
 from .field_pacer import FramePacer
-from .field_panels import FieldPanel, PaintableImage
+from .field_panels import FieldPanel, PaintableBox, PaintableImage
 from .field_sweep_panel import FieldSweepWindow
 from .field_vectors import FieldArrows
 from .parameters import ParameterPanel
@@ -85,6 +86,7 @@ class Field2DView(QWidget):
         self.worker: TaskWorker | None = None
         self.panels: list[FieldPanel] = []
         self.profiles: dict = {}  # a 1-D field's profile curve by name
+        self.profile_boxes: list[PaintableBox] = []  # where a 1-D field is painted
         self.pick: tuple | None = None  # (field, grid index) of the point series
         self.line: tuple | None = None  # (field, start, end) of the line profile
         self.images = pg.GraphicsLayoutWidget()
@@ -297,7 +299,7 @@ class Field2DView(QWidget):
         """A panel per field shown, on the grid's extent: for a 1-D field its space-time
         image above its profile, for a 3-D field its three slices in a column."""
         self.images.clear()
-        self.profiles = {}
+        self.profiles, self.profile_boxes = {}, []
         session, ndim = self.session, self.session.grid.ndim
         if ndim == 2:
             self.panels = [FieldPanel(self.images, i, name, self._clicked, session,
@@ -314,9 +316,13 @@ class Field2DView(QWidget):
             self.panels = [FieldPanel(self.images, i, name, None, session, plane="xt")
                            for i, name in enumerate(session.shown)]
             for i, name in enumerate(session.shown):
-                plot = self.images.addPlot(row=1, col=i)
+                box = PaintableBox(lambda p, n=name: self._paint(n, p),
+                                   lambda stage, p, n=name: self._stroke(n, stage, p))
+                box.painting = self.paint_box.isChecked()
+                plot = self.images.addPlot(row=1, col=i, viewBox=box)
                 configure_axes(plot, "x", name)
                 self.profiles[name] = plot.plot(pen=pg.mkPen(width=2))
+                self.profile_boxes.append(box)
         else:
             self.panels = [FieldPanel(self.images, i, name, None, session, row=r, plane=plane)
                            for i, name in enumerate(session.shown)
@@ -574,8 +580,8 @@ class Field2DView(QWidget):
         return f"{name}({x:.4g}, {y:.4g}) = {value:.6g} at t = {session.ts[self.frame]:.5g}"
 
     def _painting(self, on: bool) -> None:
-        for panel in self.panels:
-            panel.image.painting = on
+        for item in [p.image for p in self.panels] + self.profile_boxes:
+            item.painting = on
 
     def _profiling(self, on: bool) -> None:
         for panel in self.panels:
@@ -623,16 +629,21 @@ class Field2DView(QWidget):
                 panel.plot_item.addItem(item, ignoreBounds=True)
 
     def _clicked(self, image: PaintableImage, point) -> None:
-        panel = next(p for p in self.panels if p.image is image)
-        self.session.paint(self.frame, panel.name, point, self.brush_radius.value(),
-                           self.brush_value.value())
+        self._paint(next(p for p in self.panels if p.image is image).name, point)
 
     def _dragged(self, image: PaintableImage, stage: str, point) -> None:
+        self._stroke(next(p for p in self.panels if p.image is image).name, stage, point)
+
+    def _paint(self, name: str, point) -> None:
+        """A click with Paint on: a disc (an interval in 1-D) into the frame shown."""
+        self.session.paint(self.frame, name, point, self.brush_radius.value(),
+                           self.brush_value.value())
+
+    def _stroke(self, name: str, stage: str, point) -> None:
         """A brush stroke: discs along the drag, one undo step when the button is let go."""
         if stage == "begin":
-            panel = next(p for p in self.panels if p.image is image)
-            self.session.begin_stroke(self.frame, panel.name, point,
-                                      self.brush_radius.value(), self.brush_value.value())
+            self.session.begin_stroke(self.frame, name, point, self.brush_radius.value(),
+                                      self.brush_value.value())
             return
         self.session.stroke(point)
         if stage == "end":

@@ -71,6 +71,36 @@ class PaintableImage(pg.ImageItem):
         report(self, (point.x(), point.y()))
 
 
+class PaintableBox(SafeViewBox):
+    """The view box of a 1-D field's profile: while ``painting``, a left click reports
+    ``on_click((x,))`` and a left drag ``on_drag(stage, (x,))`` (as
+    :class:`PaintableImage`'s); otherwise it pans and zooms as usual."""
+
+    def __init__(self, on_click, on_drag):
+        super().__init__()
+        self.painting = False
+        self._on_click, self._on_drag = on_click, on_drag
+
+    def _x(self, scene_pos) -> tuple[float]:
+        return (self.mapSceneToView(scene_pos).x(),)
+
+    def mouseClickEvent(self, event):  # pyqtgraph override
+        if not self.painting or event.button() != Qt.MouseButton.LeftButton:
+            super().mouseClickEvent(event)
+            return
+        event.accept()
+        self._on_click(self._x(event.scenePos()))
+
+    def mouseDragEvent(self, event, axis=None):  # pyqtgraph override
+        if not self.painting or event.button() != Qt.MouseButton.LeftButton:
+            super().mouseDragEvent(event, axis)
+            return
+        event.accept()
+        if event.isStart():
+            self._on_drag("begin", self._x(event.buttonDownScenePos()))
+        self._on_drag("end" if event.isFinish() else "move", self._x(event.scenePos()))
+
+
 class FieldPanel:
     """One field's plot: the image, its colour bar and colour map. ``plane``: the slice
     of a 3-D field it shows (``"xy"``, ...), ``"xt"`` for a 1-D field's space-time
