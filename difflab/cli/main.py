@@ -193,7 +193,8 @@ def build_parser() -> argparse.ArgumentParser:
                     "command again continues an interrupted sweep. See docs/sweeps.md.",
         epilog="example: difflab sweep examples/sweep_lorenz.toml --out sweep.h5",
     )
-    sweep.add_argument("config", nargs="?", default=None, help="the sweep's TOML file")
+    sweep.add_argument("config", nargs="?", default=None,
+                       help="the sweep's TOML file, or a field model swept by --param")
     sweep.add_argument("--out", required=True, help="the HDF5 session file to write (.h5)")
     sweep.add_argument("--name", default=None, help="the sweep's group under /sweeps")
     sweep.add_argument("--resume", action="store_true",
@@ -219,6 +220,18 @@ def build_parser() -> argparse.ArgumentParser:
     sweep.add_argument("--keep-shards", action="store_true",
                        help="multi-process: leave --out a virtual view of the per-process "
                             "shard files instead of copying them in")
+    sweep.add_argument("--param", action="append", default=[], metavar="NAME=START:STOP:N",
+                       help="field models: sweep a parameter over N values (repeatable: a grid)")
+    sweep.add_argument("--observable", action="append", default=[], metavar="[NAME=]SPEC",
+                       help="field models: a number per point, mean(u), max(u), min(u) or "
+                            "norm(u) of a field at t1 (repeatable; default: mean of each)")
+    sweep.add_argument("--grid", type=_grid_points, default=None, metavar="NxM",
+                       help="field models: points per axis, e.g. 64x64 (default: the model's)")
+    sweep.add_argument("--set", dest="params", metavar="NAME=VALUE", action="append",
+                       default=[], type=_parameter_assignment,
+                       help="field models: set a parameter (repeatable)")
+    sweep.add_argument("--t1", type=_finite, default=10.0, help="field models: end time")
+    sweep.add_argument("--dt", type=_finite, default=None, help="field models: step size")
     sweep.set_defaults(handler="difflab.cli.sweep_command:sweep")
 
     fit = commands.add_parser(

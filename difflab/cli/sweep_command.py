@@ -208,8 +208,8 @@ def _model(config: SweepConfig):
     model = keyed("model", cls)
     if isinstance(model, dl.models.AbstractFieldModel):
         raise ConfigError(f"model: {config.model_ref} is a field model; a sweep file runs ODE "
-                          f"models only (sweep a field model with difflab.sweep in Python, "
-                          f"docs/fields.md)")
+                          f"models only (sweep a field model with difflab sweep "
+                          f"{config.model_ref} --param NAME=START:STOP:N, docs/fields.md)")
     for name, value in config.parameters.items():
         model = keyed(f"parameters.{name}", model.replace, **{name: value})
     return model, initial_state(model, config.solve.get("y0"))
@@ -327,6 +327,10 @@ def _summary_line(stats: dict) -> str:
 
 def sweep(args) -> int:
     """``difflab sweep CONFIG --out FILE``: run (or resume) the sweep a TOML file describes."""
+    if getattr(args, "param", None):
+        from .field_sweep_command import sweep_field_model
+
+        return sweep_field_model(args, _Meter)
     if args.distributed:
         join(args)  # says what it waits for, and gives up after --coordinator-timeout
     if Path(args.out).suffix.lower() not in (".h5", ".hdf5", ".nc"):
