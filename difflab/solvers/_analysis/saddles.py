@@ -37,11 +37,11 @@ def saddle_near(model, path, t) -> tuple[np.ndarray, np.ndarray, float] | None:
 
 
 def homoclinic_value(values, periods, rate) -> float:
-    """``p_h`` from the last two orbits' parameter ``values`` and ``periods``, with
-    ``p = p_h + C exp(-rate T)``."""
-    (p1, p2), (t1, t2) = values[-2:], periods[-2:]
+    """``p_h`` from the first and last of the orbits' parameter ``values`` and
+    ``periods``, with ``p = p_h + C exp(-rate T)``."""
+    (p1, p2), (t1, t2) = (values[0], values[-1]), (periods[0], periods[-1])
     r = np.exp(-rate * (t2 - t1))
-    return float(p2 + (p2 - p1) * r / (1 - r)) if 0 < r < 0.9 else float(p2)
+    return float(p2 + (p2 - p1) * r / (1 - r)) if 0 < r < 1 else float(p2)
 
 
 def describe(values) -> str:
