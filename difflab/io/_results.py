@@ -4,11 +4,12 @@
 import numpy as np
 
 from ..solvers import FieldSweepResult, FitResult, Sensitivity, SweepResult, Trajectory
-from . import _analyses, _field_sweeps, _h5, _netcdf, _sweep_grid, _sweep_store
+from . import _analyses, _field_fit_files, _field_sweeps, _h5, _netcdf, _sweep_grid, _sweep_store
 from ._save import save_session
 from ._session import Session
 from ._sweep_output import KEY_SCHEME
-from ._writer import _next_name, write_session
+from ._fields import add_fields
+from ._writer import _next_name, run_name, write_session
 
 NOT_RUN = -1
 
@@ -127,13 +128,21 @@ def _fit_data(result) -> dict:
 
 def _save_fit(session, result, name) -> str:
     """A finished :class:`FitResult` (history, data, fitted model) and its fitted run."""
+    fields = _field_fit_files.is_field_data(result.data)
+    settings = {k: v for k, v in _settings(result.settings).items()
+                if not (fields and k == "y0")}  # initial fields: not an attribute
     writer = session.new_fit(
         model=result.start_model, parameter_names=result.names,
-        settings=_settings(result.settings), data=_fit_data(result),
+        settings=settings, data=None if fields else _fit_data(result),
         optimizer=result.method, loss_name="0.5 * chi^2", max_steps=result.max_steps,
         learning_rate=result.learning_rate, name=name)
     writer.append(result.loss_history, result.parameter_history)
     writer.finish_with(result)
-    if result.run is not None:  # the run the fit kept: saving never simulates
+    if fields:
+        _field_fit_files.write_field_data(writer.group, result.data, result.start_model)
+    if result.run is not None and fields:  # the run the fit kept: saving never simulates
+        run = add_fields(session, result.run, result.model, name=run_name(writer.name))
+        _h5.set_attrs(writer.group, {"run": run})
+    elif result.run is not None:
         session.add_run_of("fits", writer.name, result.run)
     return writer.name
