@@ -2,6 +2,8 @@
 the closed forms of the Bautin normal form's fold curve and of a period doubling on a
 Mobius band."""
 
+import json
+
 import jax.numpy as jnp
 import numpy as np
 import pytest
@@ -84,6 +86,9 @@ def test_the_curve_is_stored_and_read_back(folds, tmp_path):
     ds = folds.to_xarray()
     assert ds.attrs["analysis"] == "cycle_curve" and "saddles" not in ds
     np.testing.assert_array_equal(ds["periods"].values, folds.periods)
+    data = json.loads(folds.to_json())
+    assert data["type"] == "fold-of-cycles" and data["params"] == ["b1", "b2"]
+    assert [p["values"]["b2"] for p in data["points"]] == list(folds.values[:, 1])
 
 
 @pytest.mark.slow
