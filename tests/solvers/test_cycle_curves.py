@@ -58,7 +58,7 @@ class MobiusDoubling(dl.Model):
 @pytest.fixture(scope="module")
 def folds():
     cycles = dl.periodic_orbits(Bautin(), "b1", ([0.0, np.sqrt(0.5)], 2 * np.pi), -0.5, 0.5,
-                                segments=8, max_points=30, direction=-1)
+                                segments=8, max_points=12, direction=-1)
     (fold,) = cycles.special
     return dl.periodic_orbits(Bautin(), ("b1", "b2"), fold, 0.5, 1.5, segments=8,
                               steps=cycles.steps)
