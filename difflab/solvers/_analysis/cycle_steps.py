@@ -1,7 +1,7 @@
 """The steps along a branch of periodic orbits: the shooting corrector with the model and
 mesh bound, Floquet multipliers from the segments' Jacobians, and the stepping loop with
 its checks (secant-oriented steps, the phase re-anchored where the flow is fast, the end
-at a Hopf point or where the branch comes back onto itself)."""
+at a Hopf point, at a homoclinic orbit or where the branch comes back onto itself)."""
 
 from typing import NamedTuple
 
