@@ -90,7 +90,7 @@ def stream_frames(request: FieldRequest, stop=lambda: False):
     while t < end - request.interval and not stop():
         run = advance(t, fields)
         ts = [float(v) for v in np.asarray(run.ts)[1:]]
-        arrays = {name: np.array(u[1:]) for name, u in run.fields.items()}
+        arrays = {name: np.array(np.asarray(u)[1:]) for name, u in run.fields.items()}
         keep = [j for j, v in enumerate(ts) if v <= end]
         frames = tuple({name: a[j] for name, a in arrays.items()} for j in keep)
         yield FrameChunk(request.serial, tuple(ts[j] for j in keep), frames,

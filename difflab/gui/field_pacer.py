@@ -2,9 +2,10 @@
 
 A run's frames come in chunks (several frames per program call). Jumping to the newest
 frame of each chunk would show one frame in every chunk; instead the scrubber steps
-through every frame on a steady timer whose period is the time between chunks divided by
-the frames in them, so the picture moves as fast as the run computes. It stays within a
-chunk or two of the newest frame: further behind (a GUI slower than the run), it skips on.
+through every frame on a steady timer that spreads the frames not yet shown over the
+time the next chunk is expected to take (the time between chunks, smoothed), so the
+picture moves as fast as the run computes. It stays within a couple of chunks of the
+newest frame: further behind (a GUI slower than the run), it skips on.
 """
 
 import time
@@ -30,6 +31,7 @@ class FramePacer:
         self.follow = True
         self._stepping = False
         self._chunk_at: float | None = None
+        self._gap: float | None = None  # seconds between chunks, smoothed
         self.timer = QTimer(parent, interval=FIRST_MS)
         self.timer.timeout.connect(self._step)
         scrubber.valueChanged.connect(self._moved)
@@ -53,15 +55,19 @@ class FramePacer:
     def arrived(self, new: int) -> None:
         """``new`` frames of the stream just came: step through them at their pace."""
         now = time.perf_counter()
-        if self._chunk_at is not None and now - self._chunk_at < SLOWEST_MS * new / 1e3:
-            gap_ms = 1e3 * (now - self._chunk_at) / max(new, 1)
-            self.timer.setInterval(int(min(max(gap_ms, FASTEST_MS), SLOWEST_MS)))
+        if self._chunk_at is not None:
+            gap = now - self._chunk_at
+            self._gap = gap if self._gap is None else 0.5 * (self._gap + gap)
         self._chunk_at = now
         if not self.follow:
             return
         behind = self.scrubber.maximum() - self.scrubber.value()
         if behind > BEHIND_CHUNKS * new:
             self._show(self.scrubber.maximum() - new)
+            behind = new
+        if self._gap is not None:  # the frames to show, spread over the next chunk's time
+            period_ms = 1e3 * self._gap / max(behind, 1)
+            self.timer.setInterval(int(min(max(period_ms, FASTEST_MS), SLOWEST_MS)))
         if not self.timer.isActive():
             self._step()
             self.timer.start()
@@ -69,7 +75,7 @@ class FramePacer:
     def stop(self) -> None:
         """Stop stepping (the frames shown stay); the next stream starts its pace afresh."""
         self.timer.stop()
-        self._chunk_at = None
+        self._chunk_at = self._gap = None
 
     def _step(self) -> None:
         if not self.follow or self.scrubber.value() >= self.scrubber.maximum():
