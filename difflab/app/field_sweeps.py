@@ -5,17 +5,12 @@ and each point's final fields kept, to be shown when the point is picked.
 
 import dataclasses
 
-import jax.numpy as jnp
 import numpy as np
 
 import difflab as dl
 
-#: the numbers a field sweep takes of a field's last frame ``u`` on grid ``g``
-OBSERVABLES = {
-    "mean": lambda u, g: jnp.mean(u),
-    "max": lambda u, g: jnp.max(u),
-    "norm": lambda u, g: jnp.sqrt(g.integrate(u**2)),  # the L2 norm over the domain
-}
+#: the numbers a field sweep takes of a field's last frame (``dl.sweep``'s specs)
+OBSERVABLES = ("mean", "max", "norm")  # norm: the L2 norm over the domain
 DEFAULT_POINTS = 8
 
 
@@ -54,14 +49,17 @@ class FieldSweepRequest:
     def label(self) -> str:
         return observable_label(self.kind, self.field)
 
+    @property
+    def name(self) -> str:
+        """The observable's name in the sweep's result: ``norm_u``."""
+        return f"{self.kind}_{self.field}"
+
     def run(self):
         """Every point in one vmapped program: a ``FieldSweepResult`` whose observable
-        :attr:`label` is one number per point and ``final`` the last frames."""
-        reduce, field = OBSERVABLES[self.kind], self.field
+        :attr:`name` is one number per point and ``final`` the last frames."""
         return dl.sweep(self.model, {self.param: np.asarray(self.values, dtype=float)},
                         self.t1, dt=self.dt, n_save=2, y0=dict(self.fields),
-                        observables={self.label: lambda traj: reduce(traj[field][-1],
-                                                                     traj.grid)})
+                        observables={self.name: self.label})
 
 
 def sweep_request(session, param: str, low: float, high: float,

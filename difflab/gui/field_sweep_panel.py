@@ -47,7 +47,7 @@ class FieldSweepWindow(QWidget):
         self.points.setRange(2, 256)
         self.points.setValue(DEFAULT_POINTS)
         self.kind_box = QComboBox()
-        self.kind_box.addItems(list(OBSERVABLES))
+        self.kind_box.addItems(OBSERVABLES)
         self.sweep_button = QPushButton("Sweep")
         self.sweep_button.clicked.connect(self.sweep)
         self.status = QLabel()
@@ -146,7 +146,7 @@ class FieldSweepWindow(QWidget):
         """Draw a sweep's numbers over its parameter; the failed points are left out."""
         self.request, self.result = request, result
         x = np.asarray(request.values)
-        y = np.where(np.asarray(result.result) == 0, result[request.label], np.nan)
+        y = np.where(np.asarray(result.result) == 0, result[request.name], np.nan)
         self.curve.setData(x, y, connect="finite")
         self.dots.setData(x, y)
         self.mark.setData([], [])
@@ -164,7 +164,7 @@ class FieldSweepWindow(QWidget):
         self.panel.plot_item.setTitle(f"{request.field} at {request.param} = "
                                       f"{request.values[index]:.4g}, t = {request.t1:g}")
         self.panel.show(values)
-        self.mark.setData([request.values[index]], [self.result[request.label][index]])
+        self.mark.setData([request.values[index]], [self.result[request.name][index]])
         self.picked.emit(index)
 
     def shutdown(self) -> None:
