@@ -16,6 +16,7 @@ prints
     python benchmarks/stiff_test_set.py            # rtol 1e-6 (about a minute on 2 cores)
     python benchmarks/stiff_test_set.py --quick    # HIRES and VDPOL only, rtol 1e-4
     python benchmarks/stiff_test_set.py --rtol 1e-8 --solvers kvaerno5
+    python benchmarks/stiff_test_set.py --tight    # rtol 1e-8, 1e-9, 1e-10 (a few minutes)
 
 ``atol`` is ``1e-4 * rtol`` per state but ROBER's second state, whose scale is 1e-14 and
 whose ``atol`` is ``1e-10 * rtol`` (a per-state ``atol``, as DiffLab and SciPy accept).
@@ -146,14 +147,23 @@ def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true",
                         help="HIRES and VDPOL only, rtol 1e-4 (for a check in seconds)")
-    parser.add_argument("--rtol", type=float, default=None, help="default 1e-6 (quick: 1e-4)")
+    parser.add_argument("--tight", action="store_true",
+                        help="rtol 1e-8, 1e-9 and 1e-10, kvaerno5 beside SciPy's solvers")
+    parser.add_argument("--rtol", type=float, nargs="+", default=None,
+                        help="one or more; default 1e-6 (quick: 1e-4)")
     parser.add_argument("--problems", nargs="+", default=None, choices=list(PROBLEMS))
     parser.add_argument("--solvers", nargs="+", default=None, choices=[*DIFFLAB, *SCIPY])
     args = parser.parse_args(argv)
-    rtol = args.rtol or (1e-4 if args.quick else 1e-6)
+    rtols = args.rtol or ([1e-8, 1e-9, 1e-10] if args.tight else [1e-4 if args.quick else 1e-6])
     problems = args.problems or (["HIRES", "VDPOL"] if args.quick else list(PROBLEMS))
-    solvers = args.solvers or [*DIFFLAB, *SCIPY]
-    print(f"rtol = {rtol:g}, atol = {1e-4 * rtol:g} per state (ROBER's y2: {1e-10 * rtol:g})")
+    solvers = args.solvers or (["kvaerno5", *SCIPY] if args.tight else [*DIFFLAB, *SCIPY])
+    for rtol in rtols:
+        table(problems, solvers, rtol)
+
+
+def table(problems, solvers, rtol) -> None:
+    """Print one table: every problem by every solver at ``rtol``."""
+    print(f"\nrtol = {rtol:g}, atol = {1e-4 * rtol:g} per state (ROBER's y2: {1e-10 * rtol:g})")
     header = (f"{'problem':8} {'solver':9} {'scd':>5} {'steps':>8} {'accepted':>8} "
               f"{'steps/Radau':>11} {'time s':>8} {'compile s':>9}")
     print(header)

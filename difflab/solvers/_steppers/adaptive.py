@@ -6,6 +6,8 @@ falls back to 0.01 whenever the term is wrapped, which ``diffeqsolve`` always do
 it rejects a step whose candidate state is not finite with the smallest step factor
 (diffrax turns it into a NaN step size, after which every step is rejected). It also
 records how far the solve got and with what step size, for the failure messages.
+The implicit solvers' stages are solved by :class:`~.chord.StageChord`, whose Newton
+iteration goes on while it contracts (diffrax's stops after two iterations).
 """
 
 from typing import ClassVar
@@ -18,6 +20,7 @@ import jax.numpy as jnp
 from ...models import Model, SDEModel
 from .._host_checks import without_host_checks
 from .._result import Result, mark_diverged
+from .chord import with_stage_chord
 from .crossings import Watch
 from .integrate import after_stop, run_stats
 from .linear import with_plain_lu
@@ -106,7 +109,7 @@ def _diffeqsolve(adaptive, model, y0, t0, t1, ts, dt0, rtol, atol, max_steps, ad
     """diffrax's solution of ``Adaptive.solve`` (run without diffrax's host checks of its
     arguments, which DiffLab checks before tracing, so that it lowers for any backend)."""
     controller = adaptive.step_controller(rtol, atol)
-    solver = with_plain_lu(adaptive.solver)  # no LAPACK call to wedge the CPU's threads
+    solver = with_plain_lu(with_stage_chord(adaptive.solver))  # see chord.py, linear.py
     if watch is not None:
         controller = Watched(controller, watch, model, as_stepped(solver, controller))
     return diffrax.diffeqsolve(
