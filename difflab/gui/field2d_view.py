@@ -72,7 +72,7 @@ class Field2DView(QWidget):
     ``host``: the main window, whose ``start_worker`` / ``worker_done`` run the stream
     (Stop stops it, closing joins it); without one the view runs it itself.
     Signals: ``hovered(text)``: the value under the cursor, ``drawn(frame)``,
-    ``running(on)``: a run started or ended.
+    ``running_changed(on)``: a run started or ended.
     """
 
     title = "Fields 2-D"
