@@ -8,7 +8,8 @@ centred at 0 for a signed one, levels from the frame shown (or held), fields sho
 colour maps as chosen. With Paint on, a click paints a disc of the brush's value into the
 field shown (a 1-D field: an interval, clicked on its profile), a drag paints a stroke
 (each one undo step, Edit > Undo); a run under way continues from the painted field.
-A run's frames are shown one by one as they stream (:mod:`.field_pacer`). The value under the cursor goes to ``hovered``.
+A run's frames are shown one by one as they stream (:mod:`.field_pacer`). The value
+under the cursor goes to ``hovered``.
 With Paint off, a click on a field plots its value at the nearest grid point over the
 frames so far, and a shift+drag (any drag with Profile on) plots the field along the line
 drawn, between the grid points nearest its ends, for the frame shown.
