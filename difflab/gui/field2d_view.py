@@ -64,6 +64,8 @@ GRID_CHOICES = (32, 64, 128, 256, 512)
 GRID_CHOICES_BY_AXES = {1: (64, 128, 256, 512, 1024), 2: GRID_CHOICES, 3: (16, 24, 32, 48, 64)}
 PLAY_MS = 40  # one frame per tick while playing
 RESOLVE_MS = 150  # parameter edits re-solve once they pause this long
+#: what a parameter change re-solves, by its label: from the frame shown (True) or from t0
+ON_CHANGE = {"restart from t0": False, "go on from this frame": True}
 TASK = "fields"
 
 
@@ -96,7 +98,7 @@ class Field2DView(QWidget):
         self.images.resizeEvent = self._images_resized
         self.redraw = Throttle(self.draw, 16, self)
         self._resolve = QTimer(self, singleShot=True, interval=RESOLVE_MS)
-        self._resolve.timeout.connect(lambda: self.run(0))
+        self._resolve.timeout.connect(self._re_solve)
         self._player = QTimer(self, interval=PLAY_MS)
         self._player.timeout.connect(self._play_step)
         self._build()
@@ -129,6 +131,7 @@ class Field2DView(QWidget):
         form.addRow("t1", self.t1_box)
         controls.addLayout(form)
         controls.addLayout(self._run_buttons())
+        controls.addLayout(self._on_change_box())
         controls.addWidget(self._brush())
         controls.addWidget(self._colours())
         self.arrows = FieldArrows(self.redraw)
@@ -172,6 +175,22 @@ class Field2DView(QWidget):
         for button in (self.run_button, self.continue_button, self.stop_button):
             row.addWidget(button)
         return row
+
+    def _on_change_box(self) -> QHBoxLayout:
+        """Whether a parameter change runs again from t0 or goes on from the frame shown."""
+        row = QHBoxLayout()
+        self.on_change = QComboBox()
+        self.on_change.addItems(list(ON_CHANGE))
+        self.on_change.setToolTip("What a parameter change re-solves: the whole run from the "
+                                  "initial state, or from the frame shown on, so the "
+                                  "pattern goes on under the new parameters")
+        row.addWidget(QLabel("On a change"))
+        row.addWidget(self.on_change, 1)
+        return row
+
+    def _re_solve(self) -> None:
+        """Run again after a parameter change, from where :attr:`on_change` says."""
+        self.run(self.frame if ON_CHANGE[self.on_change.currentText()] else 0)
 
     def _brush(self) -> QWidget:
         box = QWidget()

@@ -154,6 +154,26 @@ def test_a_parameter_slider_re_solves_the_field_model(qtbot, view):
     qtbot.waitUntil(lambda: np.array_equal(image_of(view.panels[1]), session.frames[-1]["v"]))
 
 
+def test_a_parameter_change_can_go_on_from_the_frame_shown(qtbot, view):
+    session = view.session
+    qtbot.keyClick(view.on_change, Qt.Key.Key_Down)  # "go on from this frame"
+    assert view.on_change.currentText() == "go on from this frame"
+    view.scrubber.setValue(5)
+    before = [frame["v"].copy() for frame in session.frames]
+    view.parameters.rows["F"].spin.setValue(0.05)
+    qtbot.waitUntil(lambda: view.worker is not None, timeout=2_000)  # debounced
+    qtbot.waitUntil(lambda: session.complete and view.worker is None, timeout=LONG)
+    assert len(session.frames) == 11
+    for k in range(6):  # the frames up to the one shown are kept, bit for bit
+        assert np.array_equal(session.frames[k]["v"], before[k])
+    model = session.model  # and the rest run on from frame 5 under F = 0.05
+    fresh = dl.solvers.simulate_fields(model, session.ts[10], t0=session.ts[5],
+                                       fields=dict(session.frames[5]), dt=1.0, frames=6,
+                                       solver=dl.solvers.ETDRK4(model.linear_part(), 1.0))
+    assert np.allclose(session.frames[10]["v"], np.asarray(fresh["v"][-1]), atol=1e-12)
+    assert not np.allclose(session.frames[10]["v"], before[10])
+
+
 def test_the_fields_menu_runs_a_model_in_the_window(qtbot, window):
     menu = next(a.menu() for a in window.menuBar().actions() if a.text() == "Fiel&ds")
     tab = window.field2d_view
