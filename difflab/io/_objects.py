@@ -19,6 +19,7 @@ from ..solvers import (
     default_solver,
     key_from_record,
 )
+from ._fields import field_trajectory, is_field_run
 from ._run_events import events_from
 from ._sweep_grid import flat
 
@@ -150,7 +151,7 @@ def fit_result(stored, runs: dict | None = None) -> FitResult:
     names = tuple(v["parameter"].data)
     n = len(names)
     losses = np.asarray(v["loss"].data, dtype=np.float64)
-    history = np.asarray(v["parameters"].data, dtype=np.float64).reshape(-1, n)
+    history = _rows(v["parameters"].data, n)
     finished = "best_parameters" in attrs
     best = (np.atleast_1d(attrs["best_parameters"]) if finished
             else (history[-1] if len(history) else np.full(n, np.nan)))
@@ -179,8 +180,19 @@ def fit_result(stored, runs: dict | None = None) -> FitResult:
         max_steps=int(attrs.get("fit_max_steps", attrs.get("max_steps", len(losses)))),
         learning_rate=attrs.get("learning_rate"), wall_time=float(attrs.get("wall_time", np.nan)),
         stopped=not stored.complete, name=stored.name,  # finish() marks a fit complete
-        null_directions=None if null is None else np.asarray(null, float).reshape(-1, n),
-        run=None if run is None else trajectory(run))
+        null_directions=None if null is None else _rows(null, n),
+        run=None if run is None else _any_run(run))
+
+
+def _any_run(stored):
+    """A stored run: a field run as a ``FieldTrajectory``, else a ``Trajectory``."""
+    return field_trajectory(stored) if is_field_run(stored.attrs) else trajectory(stored)
+
+
+def _rows(values, n: int, count: int | None = None) -> np.ndarray:
+    """``values`` as rows of ``n`` (none when nothing scalar was fitted: ``count`` rows)."""
+    values = np.asarray(values, dtype=np.float64)
+    return values.reshape(-1, n) if n else np.zeros((count or 0, 0))
 
 
 def _starts(v, n_starts: int, n: int) -> dict:
@@ -191,7 +203,7 @@ def _starts(v, n_starts: int, n: int) -> dict:
     losses = np.asarray(v["start_loss"].data, dtype=np.float64)
     finite = np.where(np.isfinite(losses), losses, np.inf)
     return {"start_losses": losses, "best_start": int(np.argmin(finite)),
-            "start_params": np.asarray(v["start_parameters"].data, np.float64).reshape(-1, n)}
+            "start_params": _rows(v["start_parameters"].data, n, len(losses))}
 
 
 def _fit_settings(stored) -> dict:

@@ -1,4 +1,5 @@
-"""``fit`` for field models: scalar parameters recovered from snapshots of fields.
+"""``fit`` for field models: scalar parameters and initial fields recovered from
+snapshots of fields (a field named among the parameters is fitted as its initial value).
 
 The fit's optimizers, starts and statistics are the ODE fit's (``_fits``); what differs is
 the problem: each simulation is a field run whose frames fall on the observed times, and
@@ -129,13 +130,29 @@ class FieldProblem(eqx.Module):
     free: tuple[str, ...] = eqx.field(static=True, default=())
 
     params = Problem.params
-    model = Problem.model
+
+    def model(self, u, args, params=None):
+        """The model at ``u``'s scalar parameters (its fitted fields are initial fields)."""
+        model = eqx.combine(args["model"], self.model_static)
+        params = self.params(u, args) if params is None else params
+        return model.replace(**{n: params[k] for k, n in enumerate(self.names)})
+
+    def start_free(self, model, args) -> dict:
+        """The fitted initial fields' starting values: ``y0``'s, else the model's."""
+        return {name: args["y0"][name] for name in self.free}
+
+    def fitted_settings(self, settings: dict, u) -> dict:
+        """``settings`` with the fitted initial fields in ``y0``."""
+        if not self.free:
+            return settings
+        return {**settings, "y0": {**settings["y0"], **u["free"]}}
 
     def residuals(self, u, args, *, params=None, adjoint=None):
         """Weighted residuals ``(run - data) / sigma`` of every observed value, flattened
         (``adjoint`` is the ODE fit's; a field run differentiates either way)."""
         model = self.model(u, args, params)
         y0 = model.initial_fields() if args["y0"] is None else args["y0"]
+        y0 = {**y0, **u["free"]}
         solver, intervals, per_interval = self.simulation
         _, out = _run(model, solver, y0, args["t0"], args["dt"], intervals, per_interval)
         index = jnp.asarray(self.frames)
@@ -159,12 +176,30 @@ def _step(solver: str, model, span: float, spacing: float, dt) -> tuple[float, i
     return spacing / per_frame, per_frame
 
 
+def _split_fields(model, params) -> tuple[list | None, tuple[str, ...]]:
+    """``(the other names, the fields named)``: a field named in ``params`` is fitted as
+    its initial value."""
+    if params is None:
+        return None, ()
+    params = [params] if isinstance(params, str) else list(params)
+    fields = tuple(n for n in params if n in model.field_names)
+    clash = [n for n in fields if n in model.parameter_specs()]
+    if clash:
+        raise ValueError(f"{clash[0]!r} names both a parameter and a field of "
+                         f"{type(model).__name__}")
+    if not params:
+        raise ValueError("params is empty: name at least one parameter or field to fit")
+    return [n for n in params if n not in fields], fields
+
+
 def field_setup(model, obs: FieldObservations, params, solve, *, bounds, log_scale, sigma):
     """The field fit's problem, scales, traced arguments, settings (what ``simulate``
     takes to rerun the fitted model) and whether the noise level was given."""
-    scalars, arrays = split_params(model, params)
+    params, fields = _split_fields(model, params)
+    scalars, arrays = split_params(model, params) if params != [] else ((), ())
     if arrays and params is not None:
-        raise ValueError(f"a field fit recovers scalar parameters, not {', '.join(arrays)}")
+        raise ValueError(f"a field fit recovers scalar parameters and initial fields, not "
+                         f"{', '.join(arrays)}")
     scales = tuple(_scale(model, n, bounds, log_scale) for n in scalars)
     for name in bounds or {}:
         if name not in scalars:
@@ -179,13 +214,13 @@ def field_setup(model, obs: FieldObservations, params, solve, *, bounds, log_sca
     dt, per_frame = _step(solver, model, t1 - t0, spacing, solve["dt"])
     sd, absolute = _noise(obs, sigma)
     f = jnp.result_type(float)
-    y0 = solve["y0"]
+    y0 = model.initial_fields() if solve["y0"] is None and fields else solve["y0"]
     if y0 is not None:
         model.check_fields(y0)
         y0 = {n: jnp.asarray(v, f) for n, v in y0.items()}
     problem = FieldProblem(scalars, tuple(s.kind for s in scales),
                            eqx.partition(model, eqx.is_array)[1],
-                           (solver, frames - 1, per_frame), index)
+                           (solver, frames - 1, per_frame), index, fields)
     args = {"model": eqx.partition(model, eqx.is_array)[0], "t0": jnp.asarray(t0, f),
             "dt": jnp.asarray(dt, f), "y0": y0,
             "y_obs": {n: jnp.asarray(np.nan_to_num(u), f) for n, u in obs.fields.items()},

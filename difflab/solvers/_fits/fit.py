@@ -216,7 +216,8 @@ def fit_stream(model, data, params=None, *, sigma=None, method="lm", t0=None, t1
             ``{"t": ts, "prey": ..., ...}`` or a Trajectory (read a ``.csv`` or ``.h5``
             file with ``difflab.io.read_observations``).
         params: names of scalar parameters and/or array fields (a network) to fit
-            (default: all scalar parameters and array fields).
+            (default: all scalar parameters and array fields); of a field model, also
+            names of its fields, each fitted as its initial value (``y0``).
         sigma: the noise standard deviation of the data: a number, ``{state: number}``
             or an array like the data; default: the data's own ``sigma`` columns, else
             unknown (then the standard errors are scaled by the residual variance).
@@ -354,6 +355,7 @@ def _result(runner, outcome, model, obs, settings, absolute, name, max_steps,
     dof = n_data - len(problem.names) - n_free
     chi2 = float(np.sum(o.residuals ** 2))
     c = covariance(o.jacobian, chi2, dof, absolute)
+    settings = problem.fitted_settings(settings, o.u)
     return FitResult(
         names=problem.names, params=dict(zip(problem.names, map(float, o.params))),
         stderr=dict(zip(problem.names, map(float, c.stderr))), covariance=c.covariance,

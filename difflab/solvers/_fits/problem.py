@@ -160,6 +160,15 @@ class Problem(eqx.Module):
                                 eqx.combine(u["free"][name], rest))
         return model
 
+    def start_free(self, model, args) -> dict:
+        """The starting values of the fitted arrays: the model's own."""
+        return {name: eqx.filter(getattr(model, name), eqx.is_inexact_array)
+                for name in self.free}
+
+    def fitted_settings(self, settings: dict, u) -> dict:
+        """The settings that rerun the fit at ``u`` (the fitted arrays are in the model)."""
+        return settings
+
     def trajectory(self, model, args, adjoint):
         return simulate(model, args["t1"], t0=args["t0"], dt=args["dt"], y0=args["y0"],
                         rtol=args["rtol"], atol=args["atol"], throw=False, adjoint=adjoint,
@@ -219,9 +228,8 @@ def _has_inexact(value) -> bool:
     return any(eqx.is_inexact_array(x) for x in jax.tree.leaves(value))
 
 
-def initial_u(problem: Problem, model, scalars_u) -> dict:
-    free = {name: eqx.filter(getattr(model, name), eqx.is_inexact_array)
-            for name in problem.free}
+def initial_u(problem: Problem, model, scalars_u, args) -> dict:
+    free = problem.start_free(model, args)
     return {"scalars": jnp.asarray(scalars_u, dtype=jnp.result_type(float)), "free": free}
 
 

@@ -21,7 +21,7 @@ class Runner:
         self.scales = scales
         self.n_starts, self.chunk = len(u_rows), chunk
         n_pad = _sharding.padded_size(self.n_starts, mesh.size)
-        free = initial_u(problem, model, u_rows[0])["free"]
+        free = initial_u(problem, model, u_rows[0], args)["free"]
         rows = _sharding.pad_batch(u_rows, n_pad)
         u = {"scalars": rows, "free": jax.tree.map(
             lambda x: np.broadcast_to(np.asarray(x), (n_pad, *np.shape(x))), free)}
