@@ -4,14 +4,18 @@ A field run is a ``/runs/<name>`` group (``docs/hdf5-schema.md``) whose ``field_
 attribute names its fields. The axes are coordinate variables ``x``, ``y``, ``z`` (CF
 ``axis``, ``long_name``, ``units`` where declared) holding the grid's points; the grid
 itself (extent, points, boundaries) is kept in ``grid_*`` attributes, enough to rebuild
-it on reading. ``time`` is unlimited and frames are appended as they are computed, one
-HDF5 chunk per frame (or per part of a large frame), so no run is held whole in memory.
+it on reading. A vector field (an array ``(ndim, *grid.shape)``) is a variable over
+``(time, component, x, ...)``, its components labelled by the axes' names
+(``component_name``) and named in the ``vector_fields`` attribute. ``time`` is unlimited
+and frames are appended as they are computed, one HDF5 chunk per frame (or per part of a
+large frame), so no run is held whole in memory.
 """
 
 import dataclasses
 import math
 
 import equinox as eqx
+import jax
 import numpy as np
 
 from .._version import __version__
@@ -23,6 +27,7 @@ from ._netcdf import Empty, Variable, time_attrs, unit_attrs
 from ._schema import NAME
 
 AXES = ("x", "y", "z")
+COMPONENT = "component"  # a vector field's axis: its components, labelled by the grid's axes
 BOUNDARY_KINDS = {Periodic: "periodic", Dirichlet: "dirichlet", Neumann: "neumann", Robin: "robin"}
 BLOCK_BYTES = 64 << 20  # a whole trajectory is saved in blocks of frames of about this size
 MAX_FIELDS = 1000
@@ -142,15 +147,27 @@ def _cf_name(name: str) -> str:
     return "".join(c if c.isalnum() or c == "_" else "_" for c in name)
 
 
-def _variables(model, grid: Grid, field_names, dtype) -> dict[str, Variable]:
+def vector_names(model, field_names) -> tuple[str, ...]:
+    """The vector fields among ``field_names``: those whose initial field has a component
+    axis, ``(ndim, *grid.shape)`` (found from shapes alone, nothing computed)."""
+    shapes = jax.eval_shape(model.initial_fields)
+    return tuple(n for n in field_names if len(shapes[n].shape) == model.grid.ndim + 1)
+
+
+def _variables(model, grid: Grid, field_names, dtype, vectors=()) -> dict[str, Variable]:
     length = unit_attrs(_length_unit(model, grid))
     variables = {"time": Variable(("time",), np.zeros(0),
                                   time_attrs(getattr(model, "time_unit", None)))}
     for i, axis in enumerate(grid.axis_names):
         variables[axis] = Variable((axis,), grid.axis_coordinates(i),
                                    {"long_name": axis, "axis": axis.upper(), **length})
+    if vectors:
+        variables[COMPONENT] = Variable((COMPONENT,), np.array(grid.axis_names),
+                                        {"long_name": "vector component along the axis"})
     for name in field_names:
-        variables[name] = Variable(("time", *grid.axis_names), Empty((0, *grid.shape), dtype),
+        dims = ("time", *((COMPONENT,) if name in vectors else ()), *grid.axis_names)
+        shape = (0, *((grid.ndim,) if name in vectors else ()), *grid.shape)
+        variables[name] = Variable(dims, Empty(shape, dtype),
                                    {"long_name": name, **unit_attrs(_field_unit(model, name))})
     return variables
 
@@ -166,26 +183,32 @@ class FieldWriter:
         self.session, self.group = session, group
         self.name = group.name.rsplit("/", 1)[-1]
         self.field_names = tuple(_h5.text(v) for v in np.atleast_1d(group.attrs["field_names"]))
-        self.shape = group[self.field_names[0]].shape[1:]
+        self.shapes = {n: group[n].shape[1:] for n in self.field_names}
 
     @classmethod
     def create(cls, session, *, model, grid: Grid | None = None, field_names=None,
                settings=None, key=None, name=None, dtype=np.float64,
-               compress: bool | None = None) -> "FieldWriter":
+               compress: bool | None = None, vectors=None) -> "FieldWriter":
         """Create the run's group in ``session`` (a :class:`SessionWriter`): the grid from
-        ``grid`` (default ``model.grid``), the fields ``field_names`` (``model.field_names``)."""
+        ``grid`` (default ``model.grid``), the fields ``field_names`` (``model.field_names``),
+        the vector fields among them ``vectors`` (default: as the model's initial fields),
+        each over ``(time, component, x, ...)``."""
         grid = model.grid if grid is None else grid
         field_names = tuple(field_names or model.field_names)
-        bad = [n for n in field_names if not NAME.fullmatch(n) or n in ("time", *AXES)]
+        vectors = tuple(vector_names(model, field_names) if vectors is None else vectors)
+        reserved = ("time", *AXES, *((COMPONENT,) if vectors else ()))
+        bad = [n for n in field_names if not NAME.fullmatch(n) or n in reserved]
         if bad or not field_names:
-            raise ValueError(f"field names must be valid names other than time, x, y, z; "
-                             f"not {bad or 'none'}")
+            raise ValueError(f"field names must be valid names other than "
+                             f"{', '.join(reserved)}; not {bad or 'none'}")
         attrs = session.result_attrs(model=model_record(model), settings=settings, key=key,
                                      extra={"complete": 0})
         attrs = {_cf_name(k): v for k, v in attrs.items()}  # param.F -> param_F
         attrs.update(field_names=list(field_names), **grid_attrs(grid))
+        if vectors:
+            attrs["vector_fields"] = list(vectors)
         group = session.write_result(
-            "runs", name, attrs, _variables(model, grid, field_names, dtype),
+            "runs", name, attrs, _variables(model, grid, field_names, dtype, vectors),
             unlimited=("time",), fillvalues=dict.fromkeys(field_names, np.nan),
             compress=compress)
         return cls(session, group)
@@ -206,9 +229,10 @@ class FieldWriter:
                              f"{', '.join(fields)}")
         blocks = {n: np.asarray(u)[None] if one else np.asarray(u) for n, u in fields.items()}
         for name, block in blocks.items():
-            if block.shape != (len(ts), *self.shape):
+            if block.shape != (len(ts), *self.shapes[name]):
                 raise ValueError(f"field {name!r}: frames of shape {block.shape} at "
-                                 f"{len(ts)} times; expected {(len(ts), *self.shape)}")
+                                 f"{len(ts)} times; expected "
+                                 f"{(len(ts), *self.shapes[name])}")
         n, k = self.n_written, len(ts)
         for name, block in blocks.items():  # the fields first: time says what is written
             self.group[name].resize(n + k, axis=0)
@@ -232,10 +256,13 @@ def add_fields(session, traj, model, *, name=None, settings=None, key=None) -> s
                 "n_save": len(ts), **dict(getattr(traj, "settings", None) or ()),
                 **(settings or {})}
     dtype = np.result_type(*(np.asarray(u[:1]).dtype for u in traj.fields.values()))
+    vectors = tuple(n for n, u in traj.fields.items() if np.ndim(u) == traj.grid.ndim + 2)
     writer = FieldWriter.create(session, model=model, grid=traj.grid,
                                 field_names=tuple(traj.fields), settings=settings, key=key,
-                                name=name, dtype=dtype if dtype == np.float32 else np.float64)
-    frame_bytes = dtype.itemsize * len(traj.fields) * max(1, int(np.prod(traj.grid.shape)))
+                                name=name, dtype=dtype if dtype == np.float32 else np.float64,
+                                vectors=vectors)
+    frame_bytes = dtype.itemsize * sum(int(np.prod(np.shape(u)[1:])) or 1
+                                       for u in traj.fields.values())
     step = max(1, BLOCK_BYTES // frame_bytes)
     for start in range(0, len(ts), step):
         stop = min(start + step, len(ts))
@@ -266,8 +293,16 @@ def field_spec(attrs: dict, fail) -> tuple:
     except (KeyError, ValueError, TypeError) as error:
         fail(f"the grid attributes do not describe a grid ({error})")
     axes = grid.axis_names
-    return ({"time": "f", **dict.fromkeys(axes, "f")},
-            {n: (("time", *axes), "f") for n in names}, {}, ())
+    vectors = _names(attrs.get("vector_fields", []))
+    if not set(vectors) <= set(names):
+        fail("vector_fields names a field that field_names does not")
+    coords = {"time": "f", **dict.fromkeys(axes, "f"), **({COMPONENT: "s"} if vectors else {})}
+    return (coords, {n: (("time", *((COMPONENT,) if n in vectors else ()), *axes), "f")
+                     for n in names}, {}, ())
+
+
+def _names(value) -> list:
+    return [value] if isinstance(value, str) else [_h5.text(v) for v in np.atleast_1d(value)]
 
 
 def field_trajectory(stored) -> FieldTrajectory:
@@ -310,6 +345,6 @@ def summary_entry(stored) -> dict:
     grid = grid_from_attrs(stored.attrs)
     axes = [f"{a} {lo:g}..{hi:g} ({n} points, {_sides(pair)})" for a, (lo, hi), n, pair
             in zip(grid.axis_names, grid.extent, grid.points, grid.boundaries, strict=True)]
-    names = stored.attrs["field_names"]
-    return {"fields": [names] if isinstance(names, str) else list(names),
-            "grid": "; ".join(axes)}
+    vectors = _names(stored.attrs.get("vector_fields", []))
+    return {"fields": _names(stored.attrs["field_names"]), "grid": "; ".join(axes),
+            **({"vector_fields": vectors} if vectors else {})}
