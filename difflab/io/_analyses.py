@@ -152,7 +152,10 @@ register(
                   state=Array("state", long_name="a state on the orbit"),
                   minimum=Array("state", long_name="least value along the orbit"),
                   maximum=Array("state", long_name="greatest value along the orbit"),
-                  multipliers=Complex("multiplier", long_name="Floquet multiplier")),
+                  multipliers=Complex("multiplier", long_name="Floquet multiplier"),
+                  tangent=Numbers("tangent_component", optional=True,  # absent before
+                                  long_name="unit tangent of the branch in (state, period, "
+                                  "parameter)")),
     hopf=_special_points(Single, "hopf"))
 
 register(

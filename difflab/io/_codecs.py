@@ -135,7 +135,15 @@ class Labels(Codec):
 class Numbers(Codec):
     """Entries that may be missing (``None``) along the first of ``dims`` (a table's
     rows): numbers, or arrays over the other dims; a missing one is NaN in the file.
-    Read back as a list of ``float`` (or arrays) and ``None``."""
+    Read back as a list of ``float`` (or arrays) and ``None``; with ``optional=True`` a
+    file without the variable (one written before it) reads as all ``None``."""
+
+    def __init__(self, *dims: str, long_name: str | None = None, optional: bool = False):
+        super().__init__(*dims, long_name=long_name)
+        self.optional = optional
+
+    def specs(self, name):
+        return {name: (self.dims, self.kind, not self.optional)}
 
     def encode(self, name, value, sizes):
         present = [np.asarray(v, dtype=np.float64) for v in value if v is not None]
@@ -145,6 +153,8 @@ class Numbers(Codec):
         return {name: Variable(self.dims, data, self._attrs(name))}, {}
 
     def decode(self, name, variables, attrs):
+        if name not in variables:
+            return None
         data = np.asarray(variables[name].data, dtype=np.float64)
         if data.ndim == 1:
             return [None if np.isnan(v) else float(v) for v in data]
@@ -238,9 +248,9 @@ class Table(Codec):
     def decode(self, name, variables, attrs):
         columns = {f: codec.decode(f"{name}_{f}", variables, attrs)
                    for f, codec in self.fields.items()}
-        n = len(next(iter(columns.values()))) if columns else 0
-        return tuple(self.cls(**{f: column[i] for f, column in columns.items()})
-                     for i in range(n))
+        n = max((len(c) for c in columns.values() if c is not None), default=0)
+        return tuple(self.cls(**{f: None if column is None else column[i]
+                                 for f, column in columns.items()}) for i in range(n))
 
 
 class Single(Table):

@@ -21,20 +21,20 @@ import numpy as np
 from .cycle_steps import _Orbit
 from .shooting import speeds
 
-SWITCHABLE = ("period-doubling",)
+SWITCHABLE = ("period-doubling", "branch-point-of-cycles")
+TORUS = ("an invariant torus is born here, not a branch of periodic orbits; tori are out of "
+         "reach of periodic_orbits (follow them with dl.poincare or dl.lyapunov)")
 
 
 def check_switchable(point) -> None:
     """A one-line ``ValueError`` unless cycles can be switched at ``point``."""
     kind = point.kind
     if kind == "neimark-sacker":
-        raise ValueError(
-            f"at the Neimark-Sacker point ({point.value:g}) an invariant torus is born, not a "
-            f"branch of periodic orbits; tori are out of reach of periodic_orbits (follow "
-            f"them with dl.poincare or dl.lyapunov)")
+        raise ValueError(f"at the Neimark-Sacker point ({point.value:g}) {TORUS}")
     if kind not in SWITCHABLE:
-        raise ValueError(f"periodic orbits switch branches at a period-doubling point, not "
-                         f"at a {kind} point (a fold of cycles is on the branch itself)")
+        raise ValueError(f"periodic orbits switch branches at a period-doubling point or a "
+                         f"branch point of cycles, not at a {kind} point (a fold of cycles "
+                         f"is on the branch itself)")
 
 
 def antiperiodic(blocks) -> np.ndarray:

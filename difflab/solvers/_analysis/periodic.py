@@ -8,7 +8,9 @@ critical eigenvector ``q``: ``x(theta) = x_H + eps Re(q e^{i theta})``, ``T = 2 
 Along the branch three test functions are watched: the parameter component of the
 tangent (a **fold of cycles**), the sign of ``prod(mu + 1)`` over the Floquet
 multipliers (**period doubling**: a multiplier crosses -1) and the number of complex
-multipliers outside the unit circle (**Neimark-Sacker**). Each is located by bisection on
+multipliers outside the unit circle (**Neimark-Sacker**), and the sign of
+``t_p prod (mu - 1)`` over the non-trivial multipliers (a **branch point of cycles**, see
+``cycle_branching.py``). Each is located by bisection on
 the arclength of the step where it changed, as for equilibria. Each step is oriented
 along its secant and, once taken, its shooting points are turned so the first sits where
 the flow is fast (the Poincare phase condition then never grazes the orbit).
@@ -27,18 +29,26 @@ from .equilibria import jacobian
 from .cycle_steps import _Orbit, _Shooter, _trace, floquet  # noqa: F401
 from .cycle_steps import extremes as _extremes
 from .cycle_curves import from_special
-from .doubling import check_switchable, doubled_seed, halved_mesh
+from .cycle_branching import KIND as BRANCH_POINT
+from .cycle_branching import branch_seed, branching, reduced
+from .doubling import TORUS, check_switchable, doubled_seed, halved_mesh
 from .shooting import orbit_path
 from .sources import model_of
 from .traced import untraced
 
-CYCLE_KINDS = ("fold-of-cycles", "period-doubling", "neimark-sacker")
+CYCLE_KINDS = ("fold-of-cycles", "period-doubling", "neimark-sacker", BRANCH_POINT)
+NOTES = {"fold-of-cycles": "two branches of orbits meet here and end",
+         "period-doubling": "periodic_orbits from this point follows the doubled orbits",
+         BRANCH_POINT: "periodic_orbits from this point follows the other branch through it",
+         "neimark-sacker": TORUS}
 
 
 class CycleSpecialPoint(eqx.Module):
-    """A fold of cycles, period doubling or Neimark-Sacker point on a branch of periodic
-    orbits: the parameter ``value``, the ``period``, a ``state`` on the orbit, the
-    orbit's ``minimum`` and ``maximum`` per state and its Floquet ``multipliers``."""
+    """A fold of cycles, period doubling, Neimark-Sacker point or branch point of cycles
+    on a branch of periodic orbits: the parameter ``value``, the ``period``, a ``state``
+    on the orbit, the orbit's ``minimum`` and ``maximum`` per state, its Floquet
+    ``multipliers`` and the branch's unit ``tangent`` in ``(state, period, parameter)``
+    (``None`` in files written before it was kept)."""
 
     kind: str = eqx.field(static=True)
     value: float
@@ -47,6 +57,12 @@ class CycleSpecialPoint(eqx.Module):
     minimum: np.ndarray
     maximum: np.ndarray
     multipliers: np.ndarray
+    tangent: np.ndarray | None = None
+
+    @property
+    def note(self) -> str:
+        """What the point means for continuing from it, in words."""
+        return NOTES.get(self.kind, "")
 
 
 class PeriodicOrbits(eqx.Module):
@@ -195,6 +211,7 @@ _TESTS = {
     "fold-of-cycles": lambda point: float(np.sign(point.tangent[-1])),
     "period-doubling": _doubling,
     "neimark-sacker": _torus,
+    BRANCH_POINT: branching,
 }
 
 
@@ -218,7 +235,7 @@ def _bisect(shooter, point, s_end, same) -> _Orbit:
     return at if at is not None else shooter.step(point, b)
 
 
-def _special(kind, orbit, shooter) -> CycleSpecialPoint | None:
+def _special(kind, orbit, shooter, tangent) -> CycleSpecialPoint | None:
     mu = orbit.multipliers
     if kind == "neimark-sacker":  # a complex pair on the unit circle, not one turning real
         pairs = mu[np.abs(mu.imag) > 1e-8 * max(1.0, np.abs(mu).max())]
@@ -227,7 +244,7 @@ def _special(kind, orbit, shooter) -> CycleSpecialPoint | None:
     lo, hi = _extremes(shooter.path(orbit))
     return CycleSpecialPoint(kind=kind, value=float(orbit.u[-1]), period=float(orbit.u[-2]),
                              state=orbit.u[:shooter.n], minimum=lo, maximum=hi,
-                             multipliers=mu)
+                             multipliers=mu, tangent=tangent)
 
 
 def _specials(shooter, points, steps, first) -> tuple[CycleSpecialPoint, ...]:
@@ -240,7 +257,7 @@ def _specials(shooter, points, steps, first) -> tuple[CycleSpecialPoint, ...]:
                 continue
             orbit = _bisect(shooter, points[k], steps[k],
                             lambda o, f=test, was=values[k]: f(o) == was)
-            special = _special(kind, orbit, shooter)
+            special = _special(kind, orbit, shooter, reduced(points[k].tangent, shooter.n))
             if special is not None:
                 found.append((k, special))
     unique = []  # a point passed twice (where the branch came back onto itself) once
@@ -278,18 +295,22 @@ def _period(start) -> float:
         _, period = start
         period = float(period)
     except (TypeError, ValueError):
-        raise ValueError("start must be a Hopf SpecialPoint, a period-doubling "
-                         "CycleSpecialPoint or a pair (state, period)") \
-            from None
+        raise ValueError("start must be a Hopf SpecialPoint, a period-doubling or branch "
+                         "point CycleSpecialPoint or a pair (state, period)") from None
     if not (np.isfinite(period) and period > 0):
         raise ValueError(f"the period must be finite and positive, got {period}")
     return period
 
 
-def _doubling_start(model, param, point, t, n, segments, steps, settings):
-    """The shooter of the doubled orbits and their first orbit (the orbit at the
-    period-doubling ``point`` traversed twice, with the doubled branch's tangent)."""
+def _switch_start(model, param, point, t, n, segments, steps, settings, direction):
+    """The shooter of the branch through ``point`` and its first orbit: at a period
+    doubling the orbit traversed twice, at a branch point of cycles the orbit itself,
+    each with the new branch's tangent."""
     check_switchable(point)
+    if point.kind == BRANCH_POINT:
+        shooter = _Shooter(model, param, t, n, segments, steps, float(point.period),
+                           *settings)
+        return shooter, branch_seed(shooter, point, direction)
     period = float(point.period)
     shooter = _Shooter(model, param, t, n, *halved_mesh(segments, steps), period, *settings)
     at = model.replace(**{param: point.value})
@@ -321,7 +342,9 @@ def periodic_orbits(model, param: str, start, lo: float, hi: float, *, t: float 
     ``start``: a Hopf :class:`SpecialPoint` (from :func:`continuation`; the branch
     starts there with amplitude zero), a period-doubling :class:`CycleSpecialPoint` of a
     branch of orbits (the branch of doubled orbits, period ``2 T``, starts there; on
-    ``segments`` segments of the orbit at the point's RK4 steps) or a pair
+    ``segments`` segments of the orbit at the point's RK4 steps), a branch point of
+    cycles (the other branch through it starts there, the way ``direction`` picks; a
+    Neimark-Sacker point is refused: its torus is out of reach) or a pair
     ``(state, period)``: a state near an orbit (a dict by state name or an array) and
     about its period, at the model's own
     value of ``param`` (the branch then leaves towards larger ``param`` if
@@ -335,9 +358,9 @@ def periodic_orbits(model, param: str, start, lo: float, hi: float, *, t: float 
     with ``max_period`` given, once the period passes it) the branch ends with the status
     ``"period grows without bound: homoclinic orbit near p=..."``, the value extrapolated
     by ``p = p_h + C exp(-lambda T)`` with the saddle's leading rate ``lambda``; its last
-    orbit starts :func:`homoclinic`. Folds of cycles, period doublings and
-    Neimark-Sacker points are located to about 1e-12 of a step. Each orbit's period
-    error is estimated (Richardson with half steps, ``errors``); where it passes ``rtol``
+    orbit starts :func:`homoclinic`. Folds of cycles, period doublings,
+    Neimark-Sacker points and branch points of cycles are located to about 1e-12 of a
+    step. Each orbit's period error is estimated (Richardson with half steps, ``errors``); where it passes ``rtol``
     the steps per period grow (up to ``max_steps``) and the orbit is found again, and a
     branch that still misses ``rtol`` says so in its ``status``. Where rounding spoils
     the multipliers (near a homoclinic orbit, on a canard) they are NaN and the orbit is
@@ -368,8 +391,8 @@ def periodic_orbits(model, param: str, start, lo: float, hi: float, *, t: float 
     n = len(np.asarray(model.initial_state()))
     settings = (tol, max_newton, float(rtol), max(int(max_steps), int(steps)))
     if isinstance(start, CycleSpecialPoint):
-        shooter, first = _doubling_start(model, param, start, t, n, int(segments), int(steps),
-                                         settings)
+        shooter, first = _switch_start(model, param, start, t, n, int(segments), int(steps),
+                                       settings, 1 if direction > 0 else -1)
         _check(model, param, lo, hi, shooter.m, 2 * settings[-1])
     else:
         shooter = _Shooter(model, param, t, n, int(segments), int(steps), _period(start),
