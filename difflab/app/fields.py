@@ -25,6 +25,7 @@ import itertools
 import math
 import time
 
+import jax
 import numpy as np
 
 import difflab as dl
@@ -100,6 +101,23 @@ def stream_frames(request: FieldRequest, stop=lambda: False):
         t, fields = ts[-1], frames[-1] if frames else fields
 
 
+_LAST_STEPPER: list = []  # [(linear part's leaves, dt, stepper)] of the last run
+
+
+def _etdrk4(linear, dt: float):
+    """The ETDRK4 stepper of ``linear`` and ``dt``: the last run's where they are the
+    same (a slider that moves a reaction rate leaves ``L`` as it was), so a re-solve
+    does not compute the weights' contour integrals again."""
+    leaves = [np.asarray(leaf) for leaf in jax.tree.leaves(linear)]
+    for old, old_dt, stepper in _LAST_STEPPER:
+        if old_dt == dt and len(old) == len(leaves) and all(
+                a.shape == b.shape and np.array_equal(a, b) for a, b in zip(old, leaves)):
+            return stepper
+    stepper = dl.solvers.ETDRK4(linear, dt)
+    _LAST_STEPPER[:] = [(leaves, dt, stepper)]
+    return stepper
+
+
 def _chunk_runner(request: FieldRequest):
     """``advance(t, fields)``: the run of one chunk from ``t``. An exponential stepper's
     weights are computed once per request, not at every chunk, where the frames fall on
@@ -107,7 +125,7 @@ def _chunk_runner(request: FieldRequest):
     model, span, frames = request.model, request.chunk * request.interval, request.chunk + 1
     steps = request.interval / request.dt if request.dt else 0.5
     if model.default_solver == "etdrk4" and abs(steps - round(steps)) < 1e-9 * steps:
-        stepper = dl.solvers.ETDRK4(model.linear_part(), request.dt)
+        stepper = _etdrk4(model.linear_part(), request.dt)
         return lambda t, fields: dl.solvers.simulate_fields(
             model, t + span, t0=t, fields=fields, dt=request.dt, frames=frames,
             solver=stepper, throw=False)
