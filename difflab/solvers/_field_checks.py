@@ -10,12 +10,13 @@ from ._result import Result, SimulationError
 from ._steppers import ETD_SOLVERS
 from ._steppers.catalog import EXPLICIT, IMPLICIT
 from ._steppers.field_steppers import FIELD_EXPLICIT, stable_dt
+from ._steppers.imex import FIELD_IMPLICIT, IMEX_SOLVERS
 
 #: copies of the state a run holds besides its frames: the start, the stages and their
 #: nonlinear parts, the stepper's weights (in Fourier space, about half a field each)
 WORKING_COPIES = 24
 
-FIELD_SOLVERS = (*ETD_SOLVERS, *FIELD_EXPLICIT, *EXPLICIT)
+FIELD_SOLVERS = (*ETD_SOLVERS, *FIELD_EXPLICIT, *FIELD_IMPLICIT, *EXPLICIT)
 
 
 def grid_text(grid: Grid) -> str:
@@ -36,8 +37,11 @@ def check_memory_of(model: AbstractFieldModel, frames: int) -> None:
 def check_solver(name: str, model: AbstractFieldModel) -> None:
     """Refuse a solver name that cannot advance ``model``, saying what can."""
     if name in IMPLICIT:
-        raise ValueError(f"{name} solves for a dense Jacobian, which a field's thousands of "
-                         f"values make too large: use etdrk4 for stiff fields")
+        raise ValueError(f"{name} would form a dense Jacobian of all the fields' values: "
+                         f"use the matrix-free implicit_euler, sdirk2 or imex2 (or etdrk4)")
+    if name in IMEX_SOLVERS and not model.has_linear_operator():
+        raise ValueError(f"{name} takes the linear operator implicitly, and "
+                         f"{type(model).__name__} defines none: use sdirk2")
     if name not in FIELD_SOLVERS:
         raise ValueError(f"field models are advanced by {', '.join(FIELD_SOLVERS)}, not "
                          f"{name!r}")

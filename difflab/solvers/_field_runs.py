@@ -25,8 +25,9 @@ from ._field_checks import (
 from ._result import Result, message
 from ._steppers import ETD_SOLVERS
 from ._steppers.field_steppers import FIELD_EXPLICIT
+from ._steppers.imex import FIELD_IMPLICIT
 
-FIXED_STEPS = {**ETD_SOLVERS, **FIELD_EXPLICIT}
+FIXED_STEPS = {**ETD_SOLVERS, **FIELD_EXPLICIT, **FIELD_IMPLICIT}
 DEFAULT_FRAMES = 101
 
 
@@ -94,6 +95,8 @@ def _stepper(solver, model: AbstractFieldModel, dt):
         return solver
     if solver in ETD_SOLVERS:
         return ETD_SOLVERS[solver](model.linear_part(), dt)
+    if solver in FIELD_IMPLICIT:
+        return FIELD_IMPLICIT[solver](model, dt)
     return FIELD_EXPLICIT[solver](dt)
 
 

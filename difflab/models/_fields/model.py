@@ -101,6 +101,22 @@ class AbstractFieldModel(eqx.Module):
         hat = self.nonlinear_fourier(t, {name: to_fourier(u, grid) for name, u in fields.items()})
         return {name: from_fourier(n, grid) for name, n in hat.items()}
 
+    def linear_operator(self, t, fields: dict) -> dict:
+        """``L u`` on the grid: the stiff linear terms an IMEX solver (``imex2``) takes
+        implicitly, the rest of ``vector_field`` explicitly. By default the multiplier of
+        :meth:`linear_part` applied by FFT; a model whose linear part is not diagonal in
+        Fourier space (walls) overrides it, boundaries honoured."""
+        linear = self.linear_part()
+        if linear is None:
+            raise NotImplementedError(f"{type(self).__name__} defines no linear operator")
+        return {name: from_fourier(linear[name] * to_fourier(u, self.grid), self.grid)
+                for name, u in fields.items()}
+
+    def has_linear_operator(self) -> bool:
+        """Whether :meth:`linear_operator` is defined (IMEX solvers need it)."""
+        own = type(self).linear_operator is not AbstractFieldModel.linear_operator
+        return own or self.linear_part() is not None
+
     def vector_field(self, t, fields: dict) -> dict:
         """``L u + N(t, u)`` on the grid (the linear part applied by FFT)."""
         grid, linear = self.grid, self.linear_part()
