@@ -167,3 +167,33 @@ def test_imex_needs_a_linear_operator():
         dl.simulate(Whole(), 1.0, solver="imex2", dt=0.1)
     traj = dl.simulate(Whole(), 0.2, solver="sdirk2", dt=0.05, n_save=2)
     np.testing.assert_allclose(traj["u"][-1], WalledDiffusion().exact(0.2), atol=2e-3)
+
+
+@pytest.mark.parametrize("solver", ["sdirk2", "imex2"])
+def test_an_implicit_field_run_lowers_for_gpus_and_tpus(solver):
+    def final(d):
+        return dl.simulate(WalledDiffusion(D=d), 0.2, solver=solver, dt=0.1, n_save=2,
+                           throw=False)["u"][-1]
+
+    traced = jax.jit(final).trace(0.1)
+    for platform in ("cuda", "tpu"):
+        text = traced.lower(lowering_platforms=(platform,)).as_text()
+        assert "callback" not in text, platform
+
+
+@pytest.mark.slow
+def test_imex_on_a_fourier_linear_part_divides_in_fourier_space_as_gmres_solves():
+    gray_scott = dl.models.get("gray_scott")
+
+    class ByKrylov(gray_scott):  # the same operator, solved by GMRES
+        def linear_operator(self, t, fields):
+            return AbstractFieldModel.linear_operator(self, t, fields)
+
+    fast = dl.simulate(gray_scott().with_points((16, 16)), 10.0, solver="imex2", dt=1.0,
+                       n_save=2)
+    krylov = dl.simulate(ByKrylov().with_points((16, 16)), 10.0, solver="imex2", dt=1.0,
+                         n_save=2)
+    reference = dl.simulate(gray_scott().with_points((16, 16)), 10.0, dt=0.1, n_save=2)
+    for name in ("u", "v"):
+        np.testing.assert_allclose(fast[name][-1], krylov[name][-1], atol=1e-9)
+        np.testing.assert_allclose(fast[name][-1], reference[name][-1], atol=1e-3)

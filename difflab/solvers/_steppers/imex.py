@@ -8,7 +8,9 @@ with ``I`` the part taken implicitly and ``X`` the part taken explicitly. Fully 
 steppers take the whole vector field implicitly (Newton-Krylov on each stage); IMEX ones
 take the model's ``linear_operator`` (stiff linear terms on the grid, boundaries
 honoured: walled diffusion, which is not diagonal in Fourier space) implicitly, in one
-linear solve per stage, and the rest of the vector field explicitly.
+linear solve per stage, and the rest of the vector field explicitly. Where that operator
+is the Fourier multiplier of ``linear_part`` (the default), the solve is a division in
+Fourier space.
 
 - ``implicit_euler`` / ``imex_euler``: order 1, L-stable.
 - ``sdirk2`` / ``imex2``: order 2, L-stable, stiffly accurate; ``imex2`` is Ascher, Ruuth
@@ -23,6 +25,7 @@ import equinox as eqx
 import jax
 import jax.numpy as jnp
 
+from ...models import AbstractFieldModel, from_fourier, to_fourier
 from .newton_krylov import NewtonKrylov
 
 _G = 1 - 1 / math.sqrt(2)
@@ -52,6 +55,8 @@ class AbstractFieldDIRK(eqx.Module):
 
     dt: jax.Array
     linear: Callable | None  # the model's linear_operator (IMEX), or None (fully implicit)
+    multipliers: dict | None  # IMEX with the default operator: its Fourier multipliers
+    grid: object
     newton: NewtonKrylov
     order: ClassVar[int]
     tableau: ClassVar[tuple]
@@ -61,6 +66,9 @@ class AbstractFieldDIRK(eqx.Module):
     def __init__(self, model, dt, newton: NewtonKrylov | None = None):
         self.dt = jnp.asarray(dt, dtype=float)
         self.linear = model.linear_operator if self.split else None
+        own = type(model).linear_operator is not AbstractFieldModel.linear_operator
+        self.multipliers = None if own or not self.split else model.linear_part()
+        self.grid = model.grid
         self.newton = NewtonKrylov() if newton is None else newton
 
     def _parts(self, vector_field):
@@ -78,12 +86,19 @@ class AbstractFieldDIRK(eqx.Module):
         for i, ci in enumerate(c):
             partial = _sum(_sum(u, h, zip(a_i[i][:i], slopes_i)), h, zip(a_e[i][:i], slopes_e))
             g, ti = a_i[i][i], t + ci * h
-            stage = partial if not g else self.newton.stage(implicit, ti, h * g, partial,
-                                                            affine=self.split)
+            stage = partial if not g else self._solve(implicit, ti, h * g, partial)
             slopes_i.append(self._slope(implicit, ti, stage, partial, h, g, _used(a_i, b_i, i)))
             used_e = explicit is not None and _used(a_e, b_e, i)
             slopes_e.append(explicit(ti, stage) if used_e else None)
         return _sum(_sum(u, h, zip(b_i, slopes_i)), h, zip(b_e, slopes_e))
+
+    def _solve(self, implicit, t, c, rhs):
+        """``U`` with ``U - c implicit(t, U) = rhs``."""
+        if self.multipliers is None:
+            return self.newton.stage(implicit, t, c, rhs, affine=self.split)
+        grid = self.grid
+        return {name: from_fourier(to_fourier(r, grid) / (1 - c * self.multipliers[name]),
+                                   grid) for name, r in rhs.items()}
 
     @staticmethod
     def _slope(implicit, t, stage, partial, h, g, used: bool):
