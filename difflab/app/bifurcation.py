@@ -13,7 +13,9 @@ orbits ended. What fails on the way is kept in words (the diagram is then partia
 The :class:`BifurcationDiagram` cuts the branches into stable and unstable
 pieces for drawing (an orbit drawn by its least and greatest value of a state), labels
 the special points (fold ``LP``, Hopf ``H``, branch point ``BP``, fold of cycles ``LPC``,
-period doubling ``PD``, Neimark-Sacker ``NS``) and finds the point nearest a click.
+period doubling ``PD``, Neimark-Sacker ``NS``, branch point of cycles ``BPC``) and finds
+the point nearest a click; :func:`switch_cycles` adds the branch of orbits that starts at a
+``PD`` or ``BPC`` point (the doubled orbits, the other branch).
 """
 
 import dataclasses
@@ -23,7 +25,9 @@ import numpy as np
 import difflab as dl
 
 LABELS = {"fold": "LP", "hopf": "H", "branch": "BP", "fold-of-cycles": "LPC",
-          "period-doubling": "PD", "neimark-sacker": "NS"}
+          "period-doubling": "PD", "neimark-sacker": "NS", "branch-point-of-cycles": "BPC"}
+SWITCHES = {"period-doubling": "the doubled orbits",  # what a click there continues
+            "branch-point-of-cycles": "the other branch of orbits"}
 MAX_BRANCHES = 12  # branches of equilibria in one diagram
 
 
@@ -169,6 +173,17 @@ class BifurcationDiagram:
                 start = join
         return out
 
+    def cycle_point_near(self, value: float, y: float, state: str, scale=(1.0, 1.0),
+                         within: float = 0.03):
+        """The special point of periodic orbits drawn nearest ``(value, y)`` (at its
+        orbit's greatest value of ``state``), if it is within ``within`` of it (distances
+        divided by ``scale``, the size of the view); else ``None``."""
+        k = self.state_names.index(state)
+        points = [p for orbits in self.cycles for p in orbits.special]
+        d = [np.hypot((float(p.value) - value) / scale[0],
+                      (float(np.asarray(p.maximum)[k]) - y) / scale[1]) for p in points]
+        return points[int(np.argmin(d))] if d and min(d) <= within else None
+
     def nearest(self, value: float, y: float, state: str, scale=(1.0, 1.0)) -> float | None:
         """The parameter value of the point nearest ``(value, y)`` in the drawing of
         ``state`` (distances divided by ``scale``, the size of the view): a point of a
@@ -245,6 +260,18 @@ def _cycles(request, branches, stop, notes) -> tuple:
         notes.append(f"periodic orbits from H at {request.param} = {value:.6g} failed: "
                      f"{words}{more}")
     return tuple(found)
+
+
+def switch_cycles(diagram: BifurcationDiagram, point) -> BifurcationDiagram:
+    """``diagram`` with the branch of periodic orbits that starts at ``point`` (a
+    period-doubling point: the doubled orbits; a branch point of cycles: the other branch)
+    in the request's range. A :class:`ValueError` in one line where no branch starts
+    there (a Neimark-Sacker point: its torus is out of reach)."""
+    request = diagram.request
+    orbits = dl.periodic_orbits(request.model, request.param, point,
+                                min(request.start, request.stop),
+                                max(request.start, request.stop), t=request.t)
+    return dataclasses.replace(diagram, cycles=(*diagram.cycles, orbits))
 
 
 def _words(error: BaseException) -> str:

@@ -5,9 +5,11 @@ model against a parameter.
 plot draws the chosen state against the parameter (a periodic orbit by its greatest and
 least value of it), stable parts solid and unstable parts dashed, with the special points
 labelled (fold ``LP``, Hopf ``H``, branch point ``BP``, fold of cycles ``LPC``, period
-doubling ``PD``, Neimark-Sacker ``NS``). A click on the diagram sets the parameter to the
-value of the nearest point of a branch or of an orbit's curve (one undoable step), and the
-live run follows. The diagram's branches are kept by the lab
+doubling ``PD``, Neimark-Sacker ``NS``, branch point of cycles ``BPC``). A click on the
+diagram sets the parameter to the value of the nearest point of a branch or of an orbit's
+curve (one undoable step), and the live run follows; a click on a ``PD`` or ``BPC`` point
+continues the branch of orbits that starts there (the doubled orbits, the other branch),
+one on an ``NS`` point says why none does. The diagram's branches are kept by the lab
 (saved with the session), and a diagram read from a session file is drawn again.
 """
 
@@ -23,7 +25,13 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ..app.bifurcation import BifurcationRequest, run_continuation
+from ..app.bifurcation import (
+    LABELS,
+    SWITCHES,
+    BifurcationRequest,
+    run_continuation,
+    switch_cycles,
+)
 from ..app.lab import Lab, finite_bounds
 from ..app.session_io import DIAGRAM, kept_diagram
 from .phase_plane_view import LatestTask, float_box
@@ -35,7 +43,7 @@ BRANCH_COLOR = "#1f77b4"
 CYCLE_COLOR = "#ff7f0e"
 SPECIAL_COLOR = "#d62728"
 HINT = ("continues the equilibrium nearest the initial state; click the diagram to set "
-        "the parameter there")
+        "the parameter there, or a PD or BPC point to continue the orbits that start there")
 
 
 class BifurcationView(QWidget):
@@ -280,10 +288,25 @@ class BifurcationView(QWidget):
             return
         point = box.mapSceneToView(event.scenePos())
         (x0, x1), (y0, y1) = box.viewRange()
-        value = self.diagram.nearest(point.x(), point.y(), self.state.currentText(),
-                                     (x1 - x0 or 1.0, y1 - y0 or 1.0))
+        where = (point.x(), point.y(), self.state.currentText(), (x1 - x0 or 1.0, y1 - y0 or 1.0))
+        special = self.diagram.cycle_point_near(*where)
+        if special is not None and special.kind != "fold-of-cycles":
+            self.switch(special)
+            return
+        value = self.diagram.nearest(*where)
         if value is not None:
             self.select_value(value)
+
+    def switch(self, point) -> None:
+        """Continue the branch of orbits that starts at ``point`` (a ``PD`` or ``BPC``
+        point) on a worker thread; at an ``NS`` point say why none does."""
+        diagram, param = self.diagram, self.diagram.request.param
+        label = f"{LABELS.get(point.kind, point.kind)} at {param} = {float(point.value):.6g}"
+        if point.kind not in SWITCHES:
+            self.status.setText(f"{label}: {point.note}")
+            return
+        self.status.setText(f"continuing {SWITCHES[point.kind]} from {label}…")
+        self.task.submit(lambda stop: switch_cycles(diagram, point))
 
     def export_columns(self) -> dict:
         if self.diagram is None:
