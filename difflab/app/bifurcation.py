@@ -266,8 +266,12 @@ def switch_cycles(diagram: BifurcationDiagram, point) -> BifurcationDiagram:
     """``diagram`` with the branch of periodic orbits that starts at ``point`` (a
     period-doubling point: the doubled orbits; a branch point of cycles: the other branch)
     in the request's range. A :class:`ValueError` in one line where no branch starts
-    there (a Neimark-Sacker point: its torus is out of reach)."""
+    there (a Neimark-Sacker point: its torus is out of reach). A branch that starts at
+    ``point`` already is not added again."""
     request = diagram.request
+    if any(float(o.values[0]) == float(point.value)
+           and np.array_equal(o.states[0], point.state) for o in diagram.cycles):
+        return diagram
     orbits = dl.periodic_orbits(request.model, request.param, point,
                                 min(request.start, request.stop),
                                 max(request.start, request.stop), t=request.t)

@@ -75,6 +75,9 @@ def test_a_click_on_a_branch_point_of_cycles_continues_the_other_branch(qtbot, w
     drawn = [c for c in view.curves if getattr(c, "cycle", False)]
     assert max(np.max(np.abs(c.yData)) for c in drawn) == pytest.approx(np.max(np.abs(a)))
     assert len(lab.analyses(DIAGRAM)) == 3  # kept with the session
+    with qtbot.waitSignal(view.finished, timeout=LONG):  # once is enough
+        _click(qtbot, view.plot, float(point.value), 0.0)
+    assert len(view.diagram.cycles) == 2
 
     # a torus is out of reach: a click on an NS point says so and starts nothing
     torus = dl.solvers.CycleSpecialPoint(
@@ -84,6 +87,7 @@ def test_a_click_on_a_branch_point_of_cycles_continues_the_other_branch(qtbot, w
     view.diagram = dataclasses.replace(
         view.diagram, cycles=(dataclasses.replace(cycles, special=(torus,)),))
     view.draw()
+    view.plot.getPlotItem().setRange(xRange=(-0.2, 0.3), yRange=(-1.0, 1.0), padding=0)
     _click(qtbot, view.plot, 0.2, 0.5)
     assert "NS at s = 0.2" in view.status.text() and "out of reach" in view.status.text()
     assert not view.task.busy
