@@ -72,7 +72,7 @@ from ._steppers import available_solvers as available_solvers
 from ._steppers import default_solver as default_solver
 from ._steppers import resolve_solver as resolve_solver
 from ._steppers import solvers_for as solvers_for
-from ._stream import Chunk as Chunk
+from ._chunk import Chunk as Chunk
 from ._stream import stream as stream
 from ._sweeps import Space as Space
 from ._sweeps import SweepChunk as SweepChunk

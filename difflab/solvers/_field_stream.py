@@ -14,6 +14,7 @@ import jax
 import numpy as np
 
 from ..models import AbstractFieldModel
+from ._chunk import Chunk
 from ._field_checks import check_memory_of, outcome
 from ._field_runs import (
     _advance,
@@ -79,8 +80,6 @@ def stream_fields(model: AbstractFieldModel, t1, *, y0=None, chunk_size: int = 1
     whose ``settings`` are the run's ``(name, value)`` pairs (the solver's name first), as
     a ``FieldTrajectory`` records them. ``solve``: ``simulate``'s arguments
     (:func:`plan_field_run`)."""
-    from ._stream import Chunk
-
     plan = plan_field_run(model, t1, **solve)
     check_memory_of(model, chunk_size + 1)
     fields = _start(model, y0, 2)

@@ -4,7 +4,6 @@ The GUI plots each chunk, the CLI moves its progress bar, the HDF5 writer append
 Stop by leaving the loop (or calling ``close()`` on the generator): no further chunk runs.
 """
 
-import dataclasses
 from collections.abc import Iterator
 
 import equinox as eqx
@@ -12,6 +11,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from ..models import AbstractFieldModel
+from ._chunk import Chunk
 from ._field_stream import stream_fields
 from ._resources import check_memory
 from ._result import Result, message
@@ -19,27 +19,6 @@ from ._settings import SolveSettings, solve_arguments
 from ._simulate import SimulationError, prepare, save_times, settings_of
 from ._steppers.catalog import solver_name
 from ._steppers.integrate import advance, fixed_result, save_step, step_count
-
-
-@dataclasses.dataclass(frozen=True)
-class Chunk:
-    """Saved points ``start .. start + len(ts) - 1`` of a streamed run, on the host.
-
-    ``settings`` are those of the whole run (what ``simulate`` would record; a field
-    run's as ``(name, value)`` pairs).
-    """
-
-    ts: np.ndarray
-    ys: np.ndarray  # a field model's: {field: (len(ts), *grid.shape)}
-    start: int
-    total: int
-    result: Result
-    settings: SolveSettings | None = None
-
-    @property
-    def progress(self) -> float:
-        """The fraction of the run done once this chunk is in."""
-        return (self.start + len(self.ts)) / self.total
 
 
 @eqx.filter_jit
