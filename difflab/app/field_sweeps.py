@@ -10,7 +10,7 @@ import numpy as np
 import difflab as dl
 
 #: the numbers a field sweep takes of a field's last frame (``dl.sweep``'s specs)
-OBSERVABLES = ("mean", "max", "norm")  # norm: the L2 norm over the domain
+OBSERVABLES = ("mean", "max", "norm", "wavelength")  # the L2 norm; the spectrum's peak
 DEFAULT_POINTS = 8
 
 

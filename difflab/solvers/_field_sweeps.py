@@ -8,7 +8,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ..models import AbstractFieldModel
+from ..models import AbstractFieldModel, dominant_wavelength
 from ._field_checks import WORKING_COPIES, check_memory_of, check_solver, check_stable
 from ._field_runs import FIXED_STEPS, _default_dt, simulate_field_model
 from ._result import Result
@@ -69,6 +69,7 @@ REDUCTIONS = {
     "max": lambda u, g: jnp.max(u),
     "min": lambda u, g: jnp.min(u),
     "norm": lambda u, g: jnp.sqrt(g.integrate(u**2)),  # the L2 norm over the domain
+    "wavelength": dominant_wavelength,  # of the power spectrum's peak (periodic grids)
 }
 _SPEC = re.compile(r"\s*([a-z]+)\s*\(\s*([A-Za-z_]\w*)\s*\)\s*")
 
@@ -79,8 +80,8 @@ def spec_name(spec: str) -> str:
 
 
 def field_observable(spec: str, field_names) -> object:
-    """``f(traj)`` for a spec ``"<kind>(<field>)"``: the kind (mean, max, min, norm) of
-    the field's last frame."""
+    """``f(traj)`` for a spec ``"<kind>(<field>)"``: the kind (mean, max, min, norm,
+    wavelength) of the field's last frame."""
     match = _SPEC.fullmatch(spec)
     if match is None or match.group(1) not in REDUCTIONS:
         raise ValueError(f"observable {spec!r}: write <kind>(<field>), kind one of "

@@ -28,6 +28,7 @@ from .pattern_formation import SwiftHohenberg as SwiftHohenberg
 from .reaction_diffusion import GrayScott as GrayScott
 from .spectral import dealias_mask as dealias_mask
 from .spectral import derivative_multiplier as derivative_multiplier
+from .spectral import dominant_wavelength as dominant_wavelength
 from .spectral import from_fourier as from_fourier
 from .spectral import laplace_multiplier as laplace_multiplier
 from .spectral import spectral_derivative as spectral_derivative

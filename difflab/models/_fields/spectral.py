@@ -84,6 +84,15 @@ def spectral_laplace(u, grid):
     return from_fourier(multiplier * to_fourier(u, grid), grid)
 
 
+def dominant_wavelength(u, grid):
+    """The wavelength ``2 pi / |k|`` of the strongest Fourier mode of the field ``u``
+    other than its mean: the length scale of a pattern, the peak of its power spectrum."""
+    k = np.sqrt(sum(k**2 for k in wavenumbers(grid)))
+    k = np.broadcast_to(k, fourier_shape(grid)).ravel()
+    power = jnp.abs(to_fourier(u, grid)).ravel() ** 2
+    return 2 * np.pi / jnp.asarray(k)[jnp.argmax(jnp.where(k > 0, power, -1.0))]
+
+
 def to_fourier(u, grid):
     """``rfftn`` of a field over the grid's axes (the trailing ones of ``u``)."""
     return jnp.fft.rfftn(u, axes=tuple(range(-grid.ndim, 0)))
