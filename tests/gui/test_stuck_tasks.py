@@ -16,12 +16,13 @@ from difflab.models import Model, param
 from .conftest import LONG
 
 GATE = threading.Event()  # opened at the end of the test: the stuck solve comes back
-ARMED = threading.Event()  # while set, the first batched call (a sweep) waits for GATE
+ARMED = threading.Event()  # while set, the sweep's first call at k = SWEPT_FIRST waits
 ENTERED = threading.Event()
+SWEPT_FIRST = 0.25  # the sweep's first value of k, which no other computation uses
 
 
-def _wait_once(y):
-    if ARMED.is_set() and np.ndim(y) > 1 and not ENTERED.is_set():  # a sweep, not a live run
+def _wait_once(y, k):
+    if ARMED.is_set() and np.any(k == SWEPT_FIRST) and not ENTERED.is_set():
         ENTERED.set()
         GATE.wait()
     return np.asarray(y)
@@ -35,7 +36,7 @@ class Blocking(Model):
 
     def vector_field(self, t, y):
         shape = jax.ShapeDtypeStruct(y.shape, y.dtype)
-        y = jax.pure_callback(_wait_once, shape, y, vmap_method="broadcast_all")
+        y = jax.pure_callback(_wait_once, shape, y, self.k, vmap_method="broadcast_all")
         return -self.k * y
 
     def initial_state(self):
@@ -63,7 +64,9 @@ def _stick(qtbot, window):
                     and window.live_solver.solving is None, timeout=LONG)
     panel = window.views["sweep"]
     window.tabs.setCurrentWidget(panel)
+    panel.two_d.setChecked(False)  # a window's settings may bring back a 2-D sweep
     panel.axis1.n.setValue(8)
+    panel.axis1.lo.setValue(SWEPT_FIRST)
     panel.reduction.setCurrentText("final")
     ARMED.set()
     panel.run_button.click()
