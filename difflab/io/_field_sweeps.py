@@ -105,11 +105,6 @@ def add_field_sweep(session, result: FieldSweepResult, *, name=None) -> str:
     return group.name.rsplit("/", 1)[-1]
 
 
-def is_field_sweep(attrs: dict) -> bool:
-    """True for the attributes of a field sweep's group."""
-    return "field_names" in attrs
-
-
 def sweep_spec(attrs: dict, fail) -> tuple:
     """The reader's spec of a field sweep: its dimensions, observables and fields."""
     from ._fields import field_spec
