@@ -138,9 +138,40 @@ def _sweep_lambda():
     return cell, cell
 
 
-def _app_solve(model_name, started=False):
-    """The app's first solve of ``model_name`` in a bare process, or (``started``) after
-    the app's start-up work: the default model's precompile and what it loads after."""
+def _method_of_lines_rod():
+    """The heat equation ``u_t = D u_xx`` on 50 points between walls at zero, by the method
+    of lines: a stiff ODE of 50 states solved by ``kvaerno5`` (``heat1d`` was this model
+    before it became a field model)."""
+    import equinox as eqx
+    import jax.numpy as jnp
+    import numpy as np
+
+    import difflab as dl
+
+    class Rod(dl.Model):
+        D: float = dl.param(0.1, bounds=(1e-4, 10.0))
+        n: int = eqx.field(static=True, default=50)
+        default_solver = "kvaerno5"
+
+        @property
+        def state_names(self):
+            return tuple(f"u{i}" for i in range(self.n))
+
+        def vector_field(self, t, y):
+            dx = 1.0 / (self.n + 1)
+            u = jnp.pad(y, 1)
+            return self.D * (u[2:] - 2.0 * y + u[:-2]) / dx**2
+
+        def initial_state(self):
+            return jnp.asarray(np.sin(np.pi * np.arange(1, self.n + 1) / (self.n + 1)))
+
+    return Rod
+
+
+def _app_solve(model_name, started=False, model_class=None):
+    """The app's first solve of ``model_name`` (or of the class ``model_class()`` makes)
+    in a bare process, or (``started``) after the app's start-up work: the default
+    model's precompile and what it loads after."""
     def case():
         import difflab as dl
         from difflab.app.runs import RunSettings, SolveRequest, precompile, solve
@@ -148,7 +179,7 @@ def _app_solve(model_name, started=False):
         if started:
             default = dl.models.get("pendulum")
             precompile(SolveRequest(0, default(), "pendulum", RunSettings())).join()
-        cls = dl.models.get(model_name)
+        cls = model_class() if model_class else dl.models.get(model_name)
         first = SolveRequest(0, cls(), model_name, RunSettings())
         spec = next(iter(cls.parameter_specs().items()))
         warm = SolveRequest(1, cls().replace(**{spec[0]: spec[1].default * 1.1}), model_name,
@@ -169,8 +200,9 @@ CASES = {
     "sweep": _sweep,
     "sweep_lambda": _sweep_lambda,  # warm: the same cell run again
     "app_first_solve": _app_solve("pendulum"),  # the model the app opens with
-    "app_stiff_solve": _app_solve("heat1d"),  # the built-in stiff model (kvaerno5)
-    "app_stiff_after_start": _app_solve("heat1d", started=True),  # as the app picks it
+    "app_stiff_solve": _app_solve("rod", model_class=_method_of_lines_rod),  # kvaerno5
+    "app_stiff_after_start": _app_solve("rod", started=True,  # as the app picks it
+                                        model_class=_method_of_lines_rod),
 }
 
 

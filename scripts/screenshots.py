@@ -181,13 +181,11 @@ def fit(app, window, out: Path) -> None:
 
 
 def field(app, window, out: Path) -> None:
-    lab = window.lab
-    lab.select_model("heat1d")
-    lab.set_settings(t1=2.0)
-    _wait(app, lambda: _solved(window) and lab.current.settings.t1 == 2.0)
-    lab.set_layout(view="field")
-    window.views["field"].set_time(0.5)
+    """heat1d on a line of 64 cells to t = 2: sin(pi x) decaying between walls at zero."""
+    view = _fields_tab(app, window, "heat1d", 64, 1, 2.0)
+    view.scrubber.setValue(view.scrubber.maximum() // 4)
     _shoot(app, window, out, "field")
+    _fields_done(window, view)
 
 
 def phase3d(app, window, out: Path) -> None:

@@ -4,8 +4,44 @@ import os
 
 os.environ.setdefault("XLA_FLAGS", "--xla_force_host_platform_device_count=8")
 
+import gc
+import math
+
+import jax
 import numpy as np
 import pytest
+
+# The test workers compile in-process without JAX's on-disk cache: two workers (and the
+# command lines the tests start) would write that folder at once, and JAX writes its
+# entries without a lock. Subprocesses still use the cache.
+jax.config.update("jax_enable_compilation_cache", False)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _earlier_objects_left_out_of_gc():
+    """Each test file starts with what earlier files left alive (JAX's caches of traced
+    and compiled programs: a million objects after the view matrix) frozen out of Python's
+    cyclic garbage collector. Otherwise every full collection scans them all (about a
+    second each), and a file run late in a worker took up to five times as long as alone.
+    The collection first frees the cycles the previous file left, scanning only them,
+    once the app's background compiles of that file have finished."""
+    from difflab.app import runs
+
+    for thread in [*runs._precompiling, *runs._optimizing.values()]:
+        thread.join(timeout=120)
+    gc.collect()
+    gc.freeze()
+
+
+@pytest.fixture(autouse=True)
+def _no_background_compiles(monkeypatch):
+    """The app's runs keep their quickly compiled programs: no test but those of the
+    optimizing tier (which set their own threshold) compiles optimized programs on
+    background threads. They cost CPU on a loaded machine, and a full run crashed on such
+    a thread (a segmentation fault inside XLA's compiler, the on-disk cache off)."""
+    from difflab.app import runs
+
+    monkeypatch.setattr(runs, "SLOW_RUN", math.inf)
 
 
 @pytest.fixture

@@ -86,6 +86,16 @@ def plane_slice(values: np.ndarray, plane: str, index: int) -> np.ndarray:
     return np.take(values, index, axis=PLANES[plane][2])
 
 
+def slice_point(grid, plane: str, index: int, point) -> tuple[float, float, float]:
+    """The point of space under ``point`` (its coordinates in ``plane``) on the slice of a
+    3-D grid in ``plane`` at ``index`` along the axis it cuts."""
+    first, second, cut = PLANES[plane]
+    centre = [0.0, 0.0, 0.0]
+    centre[first], centre[second] = (float(p) for p in point)
+    centre[cut] = float(grid.axis_coordinates(cut)[index])
+    return tuple(centre)
+
+
 def space_time(frames, name: str, last: int) -> np.ndarray:
     """Field ``name`` of a 1-D run as ``(time, x)``: frames ``0..last`` stacked."""
     return np.stack([frame[name] for frame in frames[:last + 1]])

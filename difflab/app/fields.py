@@ -12,7 +12,8 @@ disc at every point of a drag and is one undo step.
 
 The session is part of the lab's document: :meth:`FieldSession.snapshot` is its run as a
 :class:`~difflab.solvers.FieldTrajectory`, :meth:`FieldSession.view_settings` how it is
-shown, and :meth:`FieldSession.load` brings both back from a session file. ``edits``
+shown, and :meth:`FieldSession.load` brings both back from a session file; its last field
+sweep (:meth:`FieldSession.set_sweep`) is saved and read back with them. ``edits``
 counts its changes, so a save writes the run only when it changed.
 
 The session answers what :class:`difflab.gui.parameters.ParameterPanel` asks of a lab
@@ -41,9 +42,12 @@ FIELD_EVENTS = {
               "edited: True where a frame was painted (or its painting undone)",
     "log": "level, text",
     "view": "the fields shown, their colour maps, held levels or arrows changed",
+    "sweep": "the session's field sweep was made or read from a file",
 }
 #: the name of the app's field run in a session file
 FIELD_RUN = "fields"
+#: the name of the app's field sweep in a session file
+FIELD_SWEEP = "field_sweep"
 DEFAULT_POINTS_BY_AXES = {1: 128, 2: 64, 3: 24}
 DEFAULT_POINTS = 64
 DEFAULT_FRAMES = 101
@@ -51,7 +55,7 @@ FRAMES_PER_CHUNK = 4
 FRAME_MEMORY = 256 * 2**20  # bytes of frames a run keeps at most
 #: (t1, dt) per model: long enough to see it happen; dt None: the solver's default
 RUN_SPANS = {"gray_scott": (4000.0, 1.0), "diffusion": (5.0, None), "wave": (1.0, None),
-             "allen_cahn": (20.0, None)}
+             "allen_cahn": (20.0, None), "heat1d": (2.0, 0.002)}  # imex2: dt for accuracy
 DEFAULT_SPAN = (10.0, None)
 
 
@@ -152,6 +156,7 @@ class FieldSession:
         self.model_name, self.params, self.ndim = None, {}, int(ndim)
         self.shown, self.maps, self.held_levels = (), {}, {}
         self.arrows = False  # the velocity drawn as arrows (where the model has one)
+        self.sweep, self.sweep_name, self.sweep_saved = None, FIELD_SWEEP, True
         self.points = int(points)
         if lab is not None:
             lab.field_session = self  # saved and opened with the lab's file
@@ -211,10 +216,19 @@ class FieldSession:
     def start_afresh(self) -> None:
         """A new session (File > New, or another file opened): the model's defaults and
         initial fields, with nothing to save until they change."""
+        self.set_sweep(None, saved=True)
         if self.model_name is not None:
             name, self.model_name = self.model_name, None
             self.select_model(name)
         self.saved_edits = self.edits
+
+    def set_sweep(self, result, *, saved: bool = False, name: str = FIELD_SWEEP) -> None:
+        """Keep ``result`` (a field sweep, ``None``: none) as the session's sweep, saved
+        with it as ``/sweeps/<name>``; ``saved``: as read from the file."""
+        self.sweep, self.sweep_name, self.sweep_saved = result, name, saved
+        if not saved:
+            self._changed(run=False)
+        self.events.sweep.emit()
 
     def _set_frames(self, ts, frames, name: str, loaded: bool = False) -> None:
         """New frames of model ``name``; ``loaded``: read from a file, not to re-solve."""

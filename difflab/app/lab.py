@@ -147,10 +147,15 @@ class Lab:
         Built-in and equation models are rebuilt (equations are parsed, never run). A
         Python model file's class is the one loaded here, else its stored text is run only
         if the user trusts that content (``difflab trust``, the app's prompt); its class
-        then joins the user models. Otherwise None: DiffLab runs no code from a file.
+        then joins the user models. Otherwise None: DiffLab runs no code from a file. A
+        built-in model whose settings changed since the file was written is None too (logged).
         """
         if record.origin == "builtin":
-            return record.build()
+            try:
+                return record.build()
+            except ValueError as error:
+                self.log(f"{error}: its data is shown", "warning")
+                return None
         cls = self.user_models.get(record.name)
         if cls is None:
             from .trust import TrustStore

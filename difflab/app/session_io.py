@@ -20,6 +20,8 @@ is part of the document: its run is ``/runs/fields`` (written by ``difflab.io.ad
 when it changed since the last save), its model, grid and view the ``fields`` entry of
 ``/app`` ``settings``. Opening brings that run back (or, in a file without one, the first
 field run there) into the field session; other field runs stay in the file untouched.
+Its last field sweep is ``/sweeps/<name>`` (``field_sweep``; written by ``difflab.io.add``
+when it is new), named by the ``sweep`` of that entry, and comes back with it.
 """
 
 import dataclasses
@@ -149,6 +151,10 @@ def plan_save(lab: Lab, path, *, plot_layout: dict | None = None,
         if everything or fields.unsaved:
             objects["run", FIELD_RUN] = fields.snapshot()
             settings["fields"]["run"] = FIELD_RUN
+        if fields.sweep is not None:
+            settings["fields"]["sweep"] = fields.sweep_name
+            if everything or not fields.sweep_saved:
+                objects["sweep", fields.sweep_name] = fields.sweep
     return SavePlan(path, base, objects, tuple(lab.deleted), models, layout, settings,
                     compress, lab.edits, removed, None if fields is None else fields.edits)
 
@@ -189,6 +195,9 @@ def finish_save(lab: Lab, plan: SavePlan) -> None:
     if fields is not None and plan.field_edits is not None:
         fields.saved_edits = plan.field_edits
         fields.run_name = plan.settings["fields"]["run"]
+        if fields.sweep is not None and plan.objects.get(("sweep", fields.sweep_name)) \
+                is fields.sweep:
+            fields.sweep_saved = True
     lab.set_path(plan.path)
     if lab.edits == plan.edits:
         lab.mark_dirty(False)
@@ -238,7 +247,7 @@ def _run_from_file(lab: Lab, session, name: str) -> dl.Trajectory:
         return run
     if isinstance(run.model, dl.io.ModelRecord):
         model = lab.model_from_record(run.model)
-        if model is None:
+        if model is None and run.model.origin != "builtin":
             lab.log(f"run {name!r} uses the user model {run.model.name!r} ({run.model.path}); "
                     "its data is shown, but DiffLab runs no code from a session file: load "
                     "the model file to rerun it", "warning")
@@ -276,6 +285,7 @@ def open_lab(lab: Lab, path) -> None:
     for loader in LOADERS:
         loader(lab, session)
     load_field_run(lab, field_runs, app.get("fields"))
+    load_field_sweep(lab, session, app.get("fields"))
     lab.set_layout(PlotLayout.from_json(layout).fitted_to(lab.state_names))
     lab.gui_layout = layout
     lab.undo_stack.clear()
@@ -299,6 +309,22 @@ def load_field_run(lab: Lab, runs: dict, settings) -> None:
     others = ", ".join(repr(n) for n in runs if n != name)
     lab.log(f"field run {name!r} is shown in the field view"
             + (f"; {others} stay in the file" if others else ""))
+
+
+def load_field_sweep(lab: Lab, session, settings) -> None:
+    """Bring the app's field sweep (the ``sweep`` of its field settings) back into the
+    field session; other field sweeps stay in the file."""
+    settings = settings if isinstance(settings, dict) else {}
+    fields, name = _field_session(lab), settings.get("sweep")
+    if fields is None or name not in session.sweeps.names():
+        return
+    try:
+        result = session.sweeps[name]
+    except dl.io.SessionFileError as error:
+        lab.log(f"field sweep {name!r} stays in the file but is not shown: {error}", "warning")
+        return
+    if isinstance(result, dl.solvers.FieldSweepResult):
+        fields.set_sweep(result, saved=True, name=name)
 
 
 def _model_name(lab: Lab, app: dict, session) -> str:

@@ -401,7 +401,10 @@ def load_sweeps(lab, session) -> None:
     parameters or initial-state components (the app's own and those of ``difflab sweep``)."""
     for stored in session.stored("sweeps"):
         try:
-            result = _readable(session.sweeps[stored.name], stored)
+            result = session.sweeps[stored.name]
+            if isinstance(result, dl.solvers.FieldSweepResult):
+                continue  # the field view's (see session_io.load_field_sweep)
+            result = _readable(result, stored)
             SweepView.of(result, "")  # one the app can draw
         except (KeyError, ValueError, TypeError) as error:
             lab.log(f"sweep {stored.name!r} could not be shown: {error}", "warning")

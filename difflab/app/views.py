@@ -1,11 +1,12 @@
 """Views a model asks for beyond its states: a field's space-time image, derived quantities.
 
 A model whose states are one 1-D field names it in a ``field_name`` class attribute and
-gives the positions of its grid points by ``grid()`` (``heat1d``: states ``u0..u{n-1}`` at
-``x_i``). A model may define ``derived(y) -> {name: scalar}``, quantities of one state
-(Kuramoto's order parameter); a Hamiltonian model offers its energy ``H``. The user may
-type more as expressions over the states, parameters and ``t`` (:class:`DerivedExpression`),
-kept per model in an :class:`ExpressionBook`. Qt-free.
+gives the positions of its grid points by ``grid()`` (the heat equation by the method of
+lines: states ``u0..u{n-1}`` at ``x_i``). A model may define ``derived(y) -> {name:
+scalar}``, quantities of one state (Kuramoto's order parameter); a Hamiltonian model
+offers its energy ``H``. The user may type more as expressions over the states,
+parameters and ``t`` (:class:`DerivedExpression`), kept per model in an
+:class:`ExpressionBook`. Qt-free.
 """
 
 import dataclasses

@@ -60,6 +60,9 @@ def _print(param, hopf, orbits) -> None:
     for a, b, kinds, t0, t1 in _stretches(orbits):
         out.print(f"{param} from {a} to {b}: {' / '.join(dict.fromkeys(kinds))}, "
                   f"period {t0:.6g} to {t1:.6g}")
+    if not orbits.special:
+        out.print("no special points")
+        return
     table = Table(title="special points", title_justify="left")
     for column in ("type", param, "period", "multipliers"):
         table.add_column(column)

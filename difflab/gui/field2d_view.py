@@ -1,30 +1,21 @@
-"""The 2-D field view: each field of a field model as a live image, a time scrubber, a brush.
+"""The field view: each field of a field model as a live image, a time scrubber, run
+controls, a brush, probes and sliders.
 
 Fed by a Qt-free :class:`difflab.app.fields.FieldSession`. A run streams on a
 :class:`~difflab.gui.workers.TaskWorker` in chunks of frames; the images follow the newest
-frame unless the scrubber was moved back. Each field is an ``ImageItem`` on axes in the
-grid's coordinates with a colour bar: viridis for a field of one sign, a diverging map
-centred at 0 for a signed one, levels from the frame shown (or held), fields shown and
-colour maps as chosen. With Paint on, a click paints a disc of the brush's value into the
-field shown (a 1-D field: an interval, clicked on its profile), a drag paints a stroke
-(each one undo step, Edit > Undo); a run under way continues from the painted field.
-A run's frames are shown one by one as they stream (:mod:`.field_pacer`). The value
-under the cursor goes to ``hovered``.
-With Paint off, a click on a field plots its value at the nearest grid point over the
-frames so far, and a shift+drag (any drag with Profile on) plots the field along the line
-drawn, between the grid points nearest its ends, for the frame shown.
+frame unless the scrubber was moved back, and a stream's frames are shown one by one as
+they come (:mod:`.field_pacer`). The view is made of parts, one module each: the pictures,
+their colours and export (:mod:`.field_images`), the brush (:mod:`.field_brush`: a
+painted disc, or a ball in 3-D, is one undo step and a run under way goes on from it),
+the probes (:mod:`.field_probes`: the value under the cursor to ``hovered``, a point's
+time series, a line's profile), arrows (:mod:`.field_vectors`) and the sweep window
+(:mod:`.field_sweep_panel`).
 """
 
-from pathlib import Path
-
-import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QRectF, Qt, QTimer, Signal
-from PySide6.QtGui import QImage
+from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import (
-    QCheckBox,
     QComboBox,
-    QFileDialog,
     QFormLayout,
     QHBoxLayout,
     QLabel,
@@ -35,27 +26,22 @@ from PySide6.QtWidgets import (
 )
 
 from ..app.field_frames import (
-    COLOUR_MAPS,
     PLANES,
     choice_label,
-    image_rect,
-    line_profile,
     model_choices,
-    nearest_cell,
     parse_choice,
     plane_slice,
-    point_series,
-    profile_samples,
-    space_time,
 )
 from ..app.fields import FieldSession, stream_frames
 from .field_movie import ask_and_export
 from .field_pacer import FramePacer
-from .field_panels import FieldPanel, PaintableBox, PaintableImage
+from .field_brush import FieldBrush
+from .field_images import FieldImages
+from .field_panels import FieldPanel, PaintableBox
+from .field_probes import FieldProbes
 from .field_sweep_panel import FieldSweepWindow
 from .field_vectors import FieldArrows
 from .parameters import ParameterPanel
-from .plots import configure_axes
 from .widgets import FloatSpinBox, Throttle, controls_beside_plots
 from .workers import TaskWorker, iterate, while_alive
 
@@ -69,7 +55,7 @@ ON_CHANGE = {"restart from t0": False, "go on from this frame": True}
 TASK = "fields"
 
 
-class Field2DView(QWidget):
+class Field2DView(FieldImages, FieldBrush, FieldProbes, QWidget):
     """The session's fields side by side, a scrubber, run and brush controls, sliders.
 
     ``host``: the main window, whose ``start_worker`` / ``worker_done`` run the stream
@@ -192,76 +178,6 @@ class Field2DView(QWidget):
         """Run again after a parameter change, from where :attr:`on_change` says."""
         self.run(self.frame if ON_CHANGE[self.on_change.currentText()] else 0)
 
-    def _brush(self) -> QWidget:
-        box = QWidget()
-        form = QFormLayout(box)
-        form.setContentsMargins(0, 0, 0, 0)
-        self.paint_box = QCheckBox("Paint (click or drag on a field)")
-        self.paint_box.toggled.connect(self._painting)
-        self.brush_value = FloatSpinBox()
-        self.brush_value.setRange(-1e12, 1e12)
-        self.brush_value.setValue(1.0)
-        self.brush_radius = FloatSpinBox()
-        self.brush_radius.setRange(0.0, 1e12)
-        self.profile_box = QCheckBox("Profile (drag a line on a field)")
-        self.profile_box.setToolTip("With Paint off: a drag draws a line and plots the "
-                                    "field along it (shift+drag does so too)")
-        self.profile_box.toggled.connect(self._profiling)
-        form.addRow(self.paint_box)
-        form.addRow("value", self.brush_value)
-        form.addRow("radius", self.brush_radius)
-        form.addRow(self.profile_box)
-        return box
-
-    def _colours(self) -> QWidget:
-        box = QWidget()
-        form = QFormLayout(box)
-        form.setContentsMargins(0, 0, 0, 0)
-        self.shown_row = QHBoxLayout()
-        self.shown_boxes: dict[str, QCheckBox] = {}
-        self.map_box = QComboBox()
-        self.map_box.addItems(["automatic", *COLOUR_MAPS])
-        self.map_box.setToolTip("The colour map of the fields shown")
-        self.map_box.textActivated.connect(self._map_chosen)
-        self.hold_box = QCheckBox("Hold levels")
-        self.hold_box.setToolTip("Keep the colour range of the frame shown now")
-        self.hold_box.toggled.connect(self._hold_levels)
-        form.addRow("Show", self.shown_row)
-        form.addRow("Colours", self.map_box)
-        form.addRow(self.hold_box)
-        return box
-
-    def _probe_plots(self) -> QWidget:
-        """Below the images, shown once used: a point's value over time, a line's profile."""
-        self.probes = pg.GraphicsLayoutWidget()
-        self.probes.setObjectName("field2d_probes")
-        self.probes.setFixedHeight(170)
-        self.series_plot = self.probes.addPlot(row=0, col=0)
-        configure_axes(self.series_plot, "t", "value")
-        self.series_curve = self.series_plot.plot(pen=pg.mkPen(width=2), symbol="o",
-                                                  symbolSize=4)
-        self.profile_plot = self.probes.addPlot(row=0, col=1)
-        configure_axes(self.profile_plot, "distance", "value")
-        self.profile_curve = self.profile_plot.plot(pen=pg.mkPen(width=2))
-        self.probes.hide()
-        return self.probes
-
-    def _slice_sliders(self) -> QWidget:
-        """A slider per plane of a 3-D field: where it cuts the axis across it."""
-        box = QWidget()
-        row = QHBoxLayout(box)
-        row.setContentsMargins(0, 0, 0, 0)
-        self.slice_sliders: dict[str, QSlider] = {}
-        for plane, (_, _, cut) in PLANES.items():
-            slider = QSlider(Qt.Orientation.Horizontal)
-            slider.setToolTip(f"Where the {plane} slice cuts the {'xyz'[cut]} axis")
-            slider.valueChanged.connect(lambda _: self.redraw())
-            row.addWidget(QLabel(f"{plane} at {'xyz'[cut]}"))
-            row.addWidget(slider, 1)
-            self.slice_sliders[plane] = slider
-        self.slices_box = box
-        return box
-
     def _scrubber(self) -> QHBoxLayout:
         row = QHBoxLayout()
         self.play_button = QPushButton("Play")
@@ -297,7 +213,8 @@ class Field2DView(QWidget):
         ndim = session.grid.ndim
         self.model_box.setCurrentText(choice_label(session.model_name, ndim))
         self.points_box.clear()
-        self.points_box.addItems([_grid_label(n, ndim) for n in GRID_CHOICES_BY_AXES[ndim]])
+        choices = sorted({*GRID_CHOICES_BY_AXES[ndim], session.points})  # the model's own too
+        self.points_box.addItems([_grid_label(n, ndim) for n in choices])
         self.points_box.setCurrentText(_grid_label(session.points, ndim))
         self.t1_box.setValue(session.t1)
         self.brush_radius.setValue(0.05 * min(session.grid.length(a) for a in range(ndim)))
@@ -314,117 +231,6 @@ class Field2DView(QWidget):
         self.scrubber.setValue(last)
         self.scrubber.blockSignals(blocked)
         self.draw()
-
-    def _make_panels(self) -> None:
-        """A panel per field shown, on the grid's extent: for a 1-D field its space-time
-        image above its profile, for a 3-D field its three slices in a column."""
-        self.images.clear()
-        self.profiles, self.profile_boxes = {}, []
-        session, ndim = self.session, self.session.grid.ndim
-        if ndim == 2:
-            self.panels = [FieldPanel(self.images, i, name, self._clicked, session,
-                                      self._dragged, on_pick=self._picked,
-                                      on_line=self._lined)
-                           for i, name in enumerate(session.shown)]
-            for panel in self.panels:
-                panel.rect = QRectF(*image_rect(session.grid))
-                panel.image.painting = self.paint_box.isChecked()
-                panel.image.profiling = self.profile_box.isChecked()
-            self._arrange()
-            self._mark_probes()
-        elif ndim == 1:
-            self.panels = [FieldPanel(self.images, i, name, None, session, plane="xt")
-                           for i, name in enumerate(session.shown)]
-            for i, name in enumerate(session.shown):
-                box = PaintableBox(lambda p, n=name: self._paint(n, p),
-                                   lambda stage, p, n=name: self._stroke(n, stage, p))
-                box.painting = self.paint_box.isChecked()
-                plot = self.images.addPlot(row=1, col=i, viewBox=box)
-                configure_axes(plot, "x", name)
-                self.profiles[name] = plot.plot(pen=pg.mkPen(width=2))
-                self.profile_boxes.append(box)
-        else:
-            self.panels = [FieldPanel(self.images, i, name, None, session, row=r, plane=plane)
-                           for i, name in enumerate(session.shown)
-                           for r, plane in enumerate(PLANES)]
-            for panel in self.panels:
-                panel.rect = QRectF(*image_rect(session.grid, PLANES[panel.plane][:2]))
-            self._arrange()
-        self.arrows.attach(self.panels if ndim == 2 else [], session.model)
-
-    def _make_shown_boxes(self) -> None:
-        for box in self.shown_boxes.values():
-            self.shown_row.removeWidget(box)
-            box.setParent(None)  # gone now, not at the event loop's next turn
-            box.deleteLater()
-        self.shown_boxes = {}
-        for name in self.session.field_names:
-            box = QCheckBox(name)
-            box.toggled.connect(lambda _: self._shown_chosen())
-            self.shown_row.addWidget(box)
-            self.shown_boxes[name] = box
-
-    def _view_changed(self) -> None:
-        """Follow the session's view: fields shown, colour map, held levels, arrows."""
-        session = self.session
-        for name, box in self.shown_boxes.items():
-            blocked = box.blockSignals(True)
-            box.setChecked(name in session.shown)
-            box.blockSignals(blocked)
-        maps = {session.maps.get(n) for n in session.shown}
-        self.map_box.setCurrentText(maps.pop() or "automatic" if len(maps) == 1 else "")
-        blocked = self.hold_box.blockSignals(True)
-        self.hold_box.setChecked(all(n in session.held_levels for n in session.shown))
-        self.hold_box.blockSignals(blocked)
-        blocked = self.arrows.box.blockSignals(True)
-        self.arrows.box.setChecked(session.arrows)
-        self.arrows.box.blockSignals(blocked)
-        if tuple(dict.fromkeys(p.name for p in self.panels)) != session.shown:
-            self._make_panels()
-        self.redraw()
-
-    def _shown_chosen(self) -> None:
-        shown = [name for name, box in self.shown_boxes.items() if box.isChecked()]
-        if shown:
-            self.session.set_view(shown=shown)
-        else:
-            self._view_changed()  # one field at least stays shown
-
-    def _map_chosen(self, text: str) -> None:
-        chosen = None if text == "automatic" else text
-        self.session.set_view(maps=dict.fromkeys(self.session.shown, chosen))
-
-    def _hold_levels(self, on: bool) -> None:
-        held = {p.name: tuple(p.colorbar.levels()) if on else None for p in self.panels}
-        self.session.set_view(held_levels=held)
-
-    def _images_resized(self, event) -> None:
-        pg.GraphicsLayoutWidget.resizeEvent(self.images, event)
-        self._arrange()
-
-    def _arrange(self) -> None:
-        """Pictures as large as the room allows: 2-D fields side by side or one above the
-        other; a 3-D field's three slices in a column (a column per field) or in a row
-        (a row per field)."""
-        ndim = self.session.grid.ndim
-        if ndim == 1:
-            return
-        size, fields = self.images.size(), len(self.session.shown)
-        planes = len(PLANES) if ndim == 3 else 1
-        w, h = size.width(), size.height()
-        across = min(w / fields, h / planes) >= min(w / planes, h / fields)  # bigger
-        order = list(PLANES)
-        places = []
-        for panel in self.panels:
-            i, r = self.session.shown.index(panel.name), order.index(panel.plane or "xy")
-            places.append((r, i) if across else (i, r))
-        if [p.place for p in self.panels] == places:
-            return
-        for panel in self.panels:
-            self.images.ci.removeItem(panel.plot_item)
-        for panel, (row, col) in zip(self.panels, places, strict=True):
-            self.images.ci.addItem(panel.plot_item, row=row, col=col)
-            panel.place = (row, col)
 
     def _t1_edited(self) -> None:
         if self.t1_box.value() != self.session.t1:
@@ -536,30 +342,6 @@ class Field2DView(QWidget):
         self.time_label.setText(f"t = {self.session.ts[k]:.5g} / {self.session.t1:g}")
         self.drawn.emit(k)
 
-    def _draw_probes(self, k: int) -> None:
-        """The picked point's value over all frames so far, the line's profile at frame ``k``."""
-        session = self.session
-        if self.pick is not None:
-            name, index = self.pick
-            series = point_series(session.frames, name, index)
-            self.series_curve.setData(np.asarray(session.ts)[:series.size], series)
-        if self.line is not None:
-            name, start, end = self.line
-            n = profile_samples(session.grid, start, end)
-            length = float(np.hypot(end[0] - start[0], end[1] - start[1]))
-            self.profile_curve.setData(np.linspace(0.0, length, n),
-                                       line_profile(session.frames[k][name], session.grid,
-                                                    start, end, n))
-
-    def _draw_space_time(self, panel: FieldPanel, k: int) -> None:
-        """A 1-D field's frames up to ``k``: x across, time up, a row per frame."""
-        ts = self.session.ts
-        x0, _, width, _ = image_rect(self.session.grid, (0, 0))
-        step = ts[1] - ts[0] if len(ts) > 1 else self.session.interval
-        panel.rect = QRectF(x0, ts[0] - step / 2, width, ts[k] - ts[0] + step)
-        values = space_time(self.session.frames, panel.name, k)
-        panel.show(values.T, values)  # image axes: x, then time
-
     def show_frame(self, k: int) -> None:
         """Move the scrubber to frame ``k``."""
         self.scrubber.setValue(k)
@@ -577,149 +359,12 @@ class Field2DView(QWidget):
         else:
             self.scrubber.setValue(self.scrubber.value() + 1)
 
-    # -- the cursor, the brush, export ----------------------------------------------------------
-
-    def _mouse_moved(self, scene_pos) -> None:
-        if self.session.grid.ndim != 2:
-            return
-        for panel in self.panels:
-            box = panel.plot_item.getViewBox()
-            if box.sceneBoundingRect().contains(scene_pos):
-                point = box.mapSceneToView(scene_pos)
-                self.hovered.emit(self.value_text(panel.name, (point.x(), point.y())))
-                return
-
-    def value_text(self, name: str, point) -> str:
-        """``name(x, y) = value at t`` for the grid point nearest ``point``."""
-        session = self.session
-        cell = nearest_cell(session.grid, point)
-        if cell is None:
-            return ""
-        x, y = (session.grid.axis_coordinates(a)[i] for a, i in enumerate(cell))
-        value = session.frames[self.frame][name][cell]
-        return f"{name}({x:.4g}, {y:.4g}) = {value:.6g} at t = {session.ts[self.frame]:.5g}"
-
-    def _painting(self, on: bool) -> None:
-        for item in [p.image for p in self.panels] + self.profile_boxes:
-            item.painting = on
-
-    def _profiling(self, on: bool) -> None:
-        for panel in self.panels:
-            panel.image.profiling = on
-
-    def _picked(self, image: PaintableImage, point) -> None:
-        """A click with Paint off: follow the field's value at the nearest grid point."""
-        cell = nearest_cell(self.session.grid, point)
-        if cell is None:
-            return
-        panel = next(p for p in self.panels if p.image is image)
-        self.pick = (panel.name, cell)
-        self.series_plot.setTitle(f"{panel.name} at ({_coordinates_text(self.session.grid, cell)})")
-        self._mark_probes()
-        self.probes.show()
-        self._draw_probes(self.frame)
-
-    def _lined(self, image: PaintableImage, stage: str, start, point) -> None:
-        """A profile drag: the line between the grid points nearest its ends."""
-        grid = self.session.grid
-        panel = next(p for p in self.panels if p.image is image)
-        self.line = (panel.name, _snapped(grid, start), _snapped(grid, point))
-        self.profile_plot.setTitle(f"{panel.name} along the line")
-        self._mark_probes()
-        self.probes.show()
-        self._draw_probes(self.frame)
-
-    def _mark_probes(self) -> None:
-        """Draw the picked point and the profile's line on their fields' images."""
-        for panel in self.panels:
-            for item in getattr(panel, "probe_items", ()):
-                panel.plot_item.removeItem(item)
-            panel.probe_items = []
-            if self.pick is not None and self.pick[0] == panel.name:
-                x, y = (self.session.grid.axis_coordinates(a)[i]
-                        for a, i in enumerate(self.pick[1]))
-                marker = pg.ScatterPlotItem([x], [y], symbol="+", size=12,
-                                            pen=pg.mkPen("w", width=2), brush=None)
-                panel.probe_items.append(marker)
-            if self.line is not None and self.line[0] == panel.name:
-                (x0, y0), (x1, y1) = self.line[1:]
-                panel.probe_items.append(pg.PlotDataItem([x0, x1], [y0, y1],
-                                                         pen=pg.mkPen("w", width=2)))
-            for item in panel.probe_items:
-                panel.plot_item.addItem(item, ignoreBounds=True)
-
-    def _clicked(self, image: PaintableImage, point) -> None:
-        self._paint(next(p for p in self.panels if p.image is image).name, point)
-
-    def _dragged(self, image: PaintableImage, stage: str, point) -> None:
-        self._stroke(next(p for p in self.panels if p.image is image).name, stage, point)
-
-    def _paint(self, name: str, point) -> None:
-        """A click with Paint on: a disc (an interval in 1-D) into the frame shown."""
-        self.session.paint(self.frame, name, point, self.brush_radius.value(),
-                           self.brush_value.value())
-
-    def _stroke(self, name: str, stage: str, point) -> None:
-        """A brush stroke: discs along the drag, one undo step when the button is let go."""
-        if stage == "begin":
-            self.session.begin_stroke(self.frame, name, point, self.brush_radius.value(),
-                                      self.brush_value.value())
-            return
-        self.session.stroke(point)
-        if stage == "end":
-            self.session.end_stroke()
-
-    def export_columns(self) -> dict:
-        """The frame shown as columns (File > Export data as CSV): ``x``, ``y``, each field."""
-        grid = self.session.grid
-        frame = self.session.frames[self.frame]
-        return {**{axis: np.ravel(c) for axis, c in zip(grid.axis_names, grid.coordinates,
-                                                        strict=True)},
-                **{name: np.ravel(values) for name, values in frame.items()}}
-
-    def export_png(self, path) -> list[Path]:
-        """Write the frame shown as PNG, one pixel per grid point: ``path`` for a model of
-        one field, else ``<stem>-<field>.png`` per field. Returns the files written."""
-        path = Path(path)
-        paths = []
-        for panel in self.panels:  # a 1-D field's space-time image, a 3-D field's slices
-            rgba = panel.rgba()
-            image = QImage(rgba.data, rgba.shape[1], rgba.shape[0], 4 * rgba.shape[1],
-                           QImage.Format.Format_RGBA8888)
-            part = f"{panel.name}-{panel.plane}" if panel.plane not in ("", "xt") else panel.name
-            target = path if len(self.panels) == 1 else path.with_name(
-                f"{path.stem}-{part}{path.suffix or '.png'}")
-            if not image.save(str(target), "PNG"):
-                raise OSError(f"could not write {target}")
-            paths.append(target)
-        return paths
-
-    def _export_clicked(self) -> None:
-        name, _ = QFileDialog.getSaveFileName(self, "Export frame as PNG",
-                                              f"{self.session.model_name}.png", "PNG (*.png)")
-        if name:
-            written = self.export_png(name)
-            self.hovered.emit("wrote " + ", ".join(str(p) for p in written))
 
 
 def _choice(label: str) -> tuple[str, None, int]:
     """``(name, points, ndim)`` for :meth:`Field2DView.choose_model` from a model label."""
     name, ndim = parse_choice(label)
     return name, None, ndim
-
-
-def _snapped(grid, point) -> tuple[float, ...]:
-    """The coordinates of the grid point nearest ``point`` (on the grid's edge beyond it)."""
-    coordinates = []
-    for axis, p in enumerate(point):
-        xs = grid.axis_coordinates(axis)
-        i = int(np.clip(round((p - xs[0]) / grid.spacing[axis]), 0, len(xs) - 1))
-        coordinates.append(float(xs[i]))
-    return tuple(coordinates)
-
-
-def _coordinates_text(grid, cell) -> str:
-    return ", ".join(f"{grid.axis_coordinates(a)[i]:.4g}" for a, i in enumerate(cell))
 
 
 def _grid_label(points: int, ndim: int) -> str:

@@ -1,5 +1,10 @@
 """A sweep of the Fields tab's model: a number of one field (mean, max, norm at t1) over a
-parameter's range, and the final field of the point clicked on the curve."""
+parameter's range, and the final field of the point clicked on the curve.
+
+Stop ends a sweep between two of its chunks; in the main window control comes back
+within half a second even if a chunk does not (the window lets go of it, see
+:mod:`.task_watch`). A finished sweep is the field session's, saved with the session and
+shown again when the file is reopened."""
 
 import numpy as np
 import pyqtgraph as pg
@@ -7,6 +12,7 @@ from PySide6.QtCore import QRectF, Qt, Signal
 from PySide6.QtWidgets import (
     QComboBox,
     QFormLayout,
+    QHBoxLayout,
     QLabel,
     QPushButton,
     QSpinBox,
@@ -15,7 +21,13 @@ from PySide6.QtWidgets import (
 )
 
 from ..app.field_frames import image_rect
-from ..app.field_sweeps import DEFAULT_POINTS, OBSERVABLES, point_fields, sweep_request
+from ..app.field_sweeps import (
+    DEFAULT_POINTS,
+    OBSERVABLES,
+    point_fields,
+    request_of,
+    sweep_request,
+)
 from ..app.fields import FieldSession
 from .field_panels import FieldPanel
 from .plots import configure_axes
@@ -50,13 +62,20 @@ class FieldSweepWindow(QWidget):
         self.kind_box.addItems(OBSERVABLES)
         self.sweep_button = QPushButton("Sweep")
         self.sweep_button.clicked.connect(self.sweep)
+        self.stop_button = QPushButton("Stop")
+        self.stop_button.setToolTip("Stop the sweep (between two chunks of its points)")
+        self.stop_button.setEnabled(False)
+        self.stop_button.clicked.connect(self.stop)
         self.status = QLabel()
         self.status.setWordWrap(True)
         for label, widget in (("Parameter", self.param_box), ("from", self.low),
                               ("to", self.high), ("points", self.points),
                               ("Field", self.field_box), ("Number", self.kind_box)):
             form.addRow(label, widget)
-        form.addRow(self.sweep_button)
+        buttons = QHBoxLayout()
+        buttons.addWidget(self.sweep_button)
+        buttons.addWidget(self.stop_button)
+        form.addRow(buttons)
         form.addRow(self.status)
         self.plots = pg.GraphicsLayoutWidget()
         self.curve_plot = self.plots.addPlot(row=0, col=0)
@@ -72,6 +91,7 @@ class FieldSweepWindow(QWidget):
         column.addStretch(1)
         controls_beside_plots(self, column, 220, self.plots)
         session.events.model.connect(lambda e: self.model_changed())
+        session.events.sweep.connect(lambda e: self._show_kept())
         self.model_changed()
         self.resize(1000, 480)
 
@@ -86,9 +106,27 @@ class FieldSweepWindow(QWidget):
             box.blockSignals(blocked)
         self._param_chosen(self.param_box.currentText())
         self.result = None
+        self._show_kept()
+
+    def _clear(self) -> None:
+        self.request = self.result = None
         for item in (self.curve, self.dots, self.mark):
             item.setData([], [])
-        self._make_panel(session.field_names[0])
+        self._make_panel(self.session.field_names[0])
+
+    def _show_kept(self) -> None:
+        """Draw the session's sweep (one read from its file) where it is of the model and
+        grid shown; nothing where it has none."""
+        kept = self.session.sweep
+        if (kept is not None and kept is self.result) or self.worker is not None:
+            return
+        self._clear()
+        if kept is None or not _on_grid_of(kept, self.session):
+            return
+        try:
+            self.show_result(request_of(kept, self.session.frames[0]), kept)
+        except ValueError as error:
+            self.status.setText(error_text(error))
 
     def _param_chosen(self, name: str) -> None:
         if name:
@@ -120,27 +158,45 @@ class FieldSweepWindow(QWidget):
         except ValueError as error:
             self.status.setText(error_text(error))
             return
-        worker = TaskWorker(lambda emit, stop: request.run(), TASK, self)
+        worker = TaskWorker(lambda emit, stop: request.run(stop, lambda *done: emit(done)),
+                            TASK, self)
         worker.label = f"sweep of {self.session.model_name} over {request.param}"
+        worker.item.connect(while_alive(self, lambda done: self.status.setText(
+            f"sweeping {request.param}: {done[0]} of {done[1]} points…")))
         worker.failed.connect(while_alive(self, self.status.setText))
         worker.done.connect(while_alive(self, lambda ok, result: self._ended(worker, request,
                                                                              ok, result)))
         self.worker = worker
         self.status.setText(f"sweeping {request.param} over {len(request.values)} points…")
         self.sweep_button.setEnabled(False)
+        self.stop_button.setEnabled(True)
         (self.host.start_worker(TASK, worker, progress=False) if self.host is not None
          else worker.start())
 
+    def stop(self) -> None:
+        """Stop the sweep under way; in the main window control comes back within half a
+        second whatever its computation does."""
+        if self.worker is not None and self.host is not None:
+            self.host.stop_task(TASK)
+        elif self.worker is not None:
+            self.worker.stop()
+
     def _ended(self, worker: TaskWorker, request, ok: bool, result) -> None:
+        if worker is not self.worker:  # one let go of, ending late
+            return
         self.worker = None
         self.sweep_button.setEnabled(True)
+        self.stop_button.setEnabled(False)
         if self.host is not None:
             self.host.worker_done(TASK, worker)
-        else:
+        elif not worker.abandoned:
             worker.wait(10_000)
             worker.deleteLater()
         if ok and result is not None:
             self.show_result(request, result)
+            self.session.set_sweep(result)
+        elif worker.stopping:
+            self.status.setText("stopped")
 
     def show_result(self, request, result) -> None:
         """Draw a sweep's numbers over its parameter; the failed points are left out."""
@@ -168,8 +224,19 @@ class FieldSweepWindow(QWidget):
         self.picked.emit(index)
 
     def shutdown(self) -> None:
-        """Wait for the sweep under way (it cannot be stopped half way)."""
+        """Stop the sweep under way and, without a main window, wait for it."""
         worker, self.worker = self.worker, None
+        if worker is not None:
+            worker.stop()
         if worker is not None and self.host is None:
             worker.wait(60_000)
 
+
+
+def _on_grid_of(result, session: FieldSession) -> bool:
+    """Whether sweep ``result`` is of ``session``'s model on its grid."""
+    model, grid = result.model, session.grid
+    swept_on = getattr(model, "grid", None)
+    return (getattr(type(model), "registry_name", None) == session.model_name
+            and swept_on is not None
+            and (swept_on.points, swept_on.extent) == (grid.points, grid.extent))

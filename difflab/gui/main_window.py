@@ -118,7 +118,7 @@ class MainWindow(QMainWindow):
     def _restored_lab_args(self) -> dict:
         args = {}
         model = self.settings.value("model")
-        if isinstance(model, str):
+        if isinstance(model, str) and model not in dl.models.field_models():  # not the lab's
             try:
                 dl.models.get(model)
                 args["model"] = model

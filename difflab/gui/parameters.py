@@ -3,7 +3,8 @@
 import itertools
 import math
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QSize, Qt, Signal
+from PySide6.QtGui import QPainter
 from PySide6.QtWidgets import (
     QFrame,
     QGridLayout,
@@ -11,6 +12,7 @@ from PySide6.QtWidgets import (
     QLabel,
     QPushButton,
     QScrollArea,
+    QSizePolicy,
     QSlider,
     QToolButton,
     QVBoxLayout,
@@ -22,6 +24,31 @@ from .widgets import FloatSpinBox, SliderScale, fmt, font_scaled, hint_label, sh
 
 _drags = itertools.count(1)
 OPEN = 1e300  # what a parameter's spin box takes: any number, checked against the range
+
+
+class ElidedLabel(QLabel):
+    """One line of plain text that shows as much as fits, cut with "…" where the room is
+    short; the whole text stays its ``text()`` (and the row's tooltip names it)."""
+
+    def __init__(self, text: str = "", elide=Qt.TextElideMode.ElideRight, parent=None):
+        super().__init__(text, parent)
+        self._elide = elide
+        self.setTextFormat(Qt.TextFormat.PlainText)
+
+    def shown_text(self) -> str:
+        """The text as drawn at the label's present width."""
+        return self.fontMetrics().elidedText(self.text(), self._elide,
+                                             self.contentsRect().width())
+
+    def minimumSizeHint(self) -> QSize:  # Qt override: it may shrink to a few letters
+        return QSize(self.fontMetrics().horizontalAdvance("xx…"), super().minimumSizeHint().height())
+
+    def paintEvent(self, event):  # Qt override
+        painter = QPainter(self)
+        painter.setFont(self.font())
+        painter.setPen(self.palette().color(self.foregroundRole()))
+        painter.drawText(self.contentsRect(), int(self.alignment() | Qt.AlignmentFlag.AlignVCenter),
+                         self.shown_text())
 
 
 class ParameterRow(QWidget):
@@ -81,20 +108,34 @@ class ParameterRow(QWidget):
         self.range_button.toggled.connect(self.range_box.setVisible)
 
     def _build(self) -> None:
+        """The name (cut with "…" only where the row is too narrow for it; the tooltip
+        names it whole), its unit and description (cut first), then the slider's line."""
         spec = self.spec
-        title = QLabel(f"<b>{spec.name}</b>" + (f" <span style='color:#6b6b6b'>[{spec.unit}]</span>"
-                                                  if spec.unit else ""))
-        self._tip_widgets = [title, self.slider]
+        self.title = ElidedLabel(spec.name)
+        self.title.setObjectName(f"name_{spec.name}")
+        bold = self.title.font()
+        bold.setBold(True)
+        self.title.setFont(bold)
+        self._tip_widgets = [self.title, self.slider]
         grid = QGridLayout(self)
         grid.setContentsMargins(0, 2, 0, 2)
         grid.setVerticalSpacing(1)
         head = QHBoxLayout()
-        head.addWidget(title)
-        head.addStretch(1)
+        head.setSpacing(font_scaled(self, 8))
+        head.addWidget(self.title)
+        if spec.unit:
+            unit = hint_label(f"[{spec.unit}]")
+            self._tip_widgets.append(unit)
+            head.addWidget(unit)
         if spec.doc:
-            doc = hint_label(spec.doc)
+            doc = ElidedLabel(spec.doc)
+            doc.setStyleSheet(hint_label("").styleSheet())
+            doc.setAlignment(Qt.AlignmentFlag.AlignRight)
+            doc.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
             self._tip_widgets.append(doc)
-            head.addWidget(doc)
+            head.addWidget(doc, 1)
+        else:
+            head.addStretch(1)
         self.lo_label, self.hi_label = hint_label(""), hint_label("")
         grid.addLayout(head, 0, 0, 1, 5)
         grid.addWidget(self.lo_label, 1, 0)

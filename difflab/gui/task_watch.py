@@ -7,7 +7,7 @@ model that waits for ever) must not take the window with it:
   :data:`STOP_GRACE_MS`, lets go of it: its owner gets control back at once (the panel can
   run again) and the thread is kept, unwaited, until it ends in the background;
 - a task, or the live solve, that has reported nothing for :data:`STUCK_AFTER_S` is named
-  in the log and the status bar ("sweep of heat1d: no result for 60 s; ...");
+  in the log and the status bar ("sweep of lorenz: no result for 60 s; ...");
 - a new live request finds a fresh live solver when the one it had is stuck on a solve,
   so the live view never queues behind a computation that does not come back.
 

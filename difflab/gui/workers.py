@@ -164,7 +164,7 @@ class TaskWorker(QThread):
     A task whose computation does not come back is never waited for: :meth:`abandon`
     ends it for its owners at once (``done(False, None)`` with ``abandoned`` set) and
     whatever it reports later is dropped; ``idle_seconds()`` says how long it has been
-    silent, ``label`` what it is in words ("sweep of heat1d").
+    silent, ``label`` what it is in words ("sweep of lorenz").
     """
 
     item = Signal(object)

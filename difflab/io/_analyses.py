@@ -129,7 +129,9 @@ register(
         long_name="first Lyapunov coefficient (NaN: not computed; absent on a fold curve)"),
     special=Table(CodimTwoPoint, "special", kind=Labels(long_name="kind of special point"),
                   values=Array("param", long_name="values of the two parameters"),
-                  state=Array("state", long_name="state at the special point")))
+                  state=Array("state", long_name="state at the special point"),
+                  period=Numbers(optional=True,  # a curve of equilibria's points have none
+                                 long_name="period of the orbit (NaN: not on a cycle)")))
 
 register(
     PeriodicOrbits, "periodic_orbits",
@@ -169,10 +171,18 @@ register(
     maxima=Array("point", "state", long_name="greatest value along the orbit"),
     multipliers=Complex("point", "multiplier",
                         long_name="Floquet multiplier (largest modulus first; NaN: not trusted)"),
+    errors=Array("point", optional=True,  # absent in files written before the estimate
+                 long_name="estimated relative error of the period"),
     saddles=Array("point", "state", optional=True,
                   long_name="saddle the orbit is homoclinic to (absent off a homoclinic curve)"),
     saddle_eigenvalues=Complex("point", "eigenvalue", optional=True,
-                               long_name="eigenvalue of the saddle (largest real part first)"))
+                               long_name="eigenvalue of the saddle (largest real part first)"),
+    special=Table(CodimTwoPoint, "special",  # absent in files written before detection
+                  kind=Labels(long_name="kind of special point", optional=True),
+                  values=Array("param", optional=True,
+                               long_name="values of the two parameters"),
+                  state=Array("state", optional=True, long_name="state at the special point"),
+                  period=Numbers(optional=True, long_name="period of the orbit")))
 
 register(
     Poincare, "poincare",

@@ -125,10 +125,19 @@ class Labels(Codec):
 
     kind = "s"
 
+    def __init__(self, *dims: str, long_name: str | None = None, optional: bool = False):
+        super().__init__(*dims, long_name=long_name)
+        self.optional = optional  # a file written before the labels reads as none
+
+    def specs(self, name):
+        return {name: (self.dims, self.kind, not self.optional)}
+
     def encode(self, name, value, sizes):
         return {name: Variable(self.dims, [str(v) for v in value], self._attrs(name))}, {}
 
     def decode(self, name, variables, attrs):
+        if self.optional and name not in variables:
+            return None
         return tuple(str(v) for v in variables[name].data)
 
 

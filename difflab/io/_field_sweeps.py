@@ -12,8 +12,17 @@ coordinate variables with CF attributes as in a field run.
 
 import numpy as np
 
-from ..solvers import FieldSweepResult
-from ._fields import AXES, _cf_name, _field_unit, _length_unit, grid_attrs, model_record
+from ..solvers import FieldSweepResult, Space
+from ._fields import (
+    AXES,
+    _cf_name,
+    _field_unit,
+    _length_unit,
+    _model_on,
+    grid_attrs,
+    grid_from_attrs,
+    model_record,
+)
 from ._netcdf import Variable, unit_attrs
 from ._schema import NAME
 from ._sweep_grid import axis_name
@@ -122,3 +131,37 @@ def sweep_spec(attrs: dict, fail) -> tuple:
     if dims == ("point",):
         required.update({s: (dims, "f") for s in swept})
     return ({**sweep_coords, **dict.fromkeys(axes, "f")}, required, {}, ())
+
+
+def field_sweep_result(stored) -> FieldSweepResult:
+    """A stored field sweep read back whole: its space (the swept columns, a grid's shape),
+    observables with their specs, final fields, result codes, settings, its model on the
+    sweep's grid where DiffLab may build it."""
+    attrs, v = stored.attrs, stored.variables
+    grid = grid_from_attrs(attrs)
+    n = int(attrs["n_points"])
+    swept = [str(s) for s in np.atleast_1d(attrs.get("swept", []))]
+    dims = _stored_dims(attrs, swept)
+    if dims == ("point",):
+        columns = {c: np.asarray(v[axis_name(c)].data, np.float64) for c in swept}
+    else:
+        axes = [np.asarray(v[d].data, np.float64) for d in dims]
+        mesh = np.meshgrid(*axes, indexing="ij")
+        columns = {c: m.ravel() for c, m in zip(swept, mesh, strict=True)}
+    shape = tuple(int(s) for s in np.atleast_1d(attrs.get("space_shape", (n,))))
+    space = Space(columns, shape, str(attrs.get("space_kind", "points")))
+    names = [str(o) for o in np.atleast_1d(attrs.get("observables", []))]
+    fields = [str(f) for f in np.atleast_1d(attrs["field_names"])]
+    observables = {o: np.asarray(v[o].data, np.float64).reshape(n) for o in names}
+    specs = {o: str(v[o].attrs["spec"]) for o in names if "spec" in v[o].attrs}
+    final = {f: np.asarray(v[f].data).reshape(n, *grid.shape) for f in fields}
+    result = np.asarray(v["result"].data, np.int32).reshape(n)
+    return FieldSweepResult(space, observables, final, result, _model_on(stored, grid),
+                            dict(stored.settings), specs)
+
+
+def _stored_dims(attrs: dict, swept: list[str]) -> tuple[str, ...]:
+    shape = np.atleast_1d(attrs.get("space_shape", []))
+    if attrs.get("space_kind") == "grid" and len(shape) == len(swept):
+        return tuple(axis_name(c) for c in swept)
+    return ("point",)

@@ -22,6 +22,7 @@ from .._version import __version__
 from ..models import Dirichlet, Grid, Neumann, Periodic, Robin
 from ..solvers import FieldTrajectory, Result
 from . import _h5, _models
+from ._field_events import field_event_variables, field_events_from, optional_event_variables
 from ._models import ModelRecord
 from ._netcdf import Empty, Variable, time_attrs, unit_attrs
 from ._schema import NAME
@@ -154,6 +155,11 @@ def vector_names(model, field_names) -> tuple[str, ...]:
     return tuple(n for n in field_names if len(shapes[n].shape) == model.grid.ndim + 1)
 
 
+def _frame_dims(field_names, vectors, axes) -> dict:
+    """``{field: the dimensions of one frame}``."""
+    return {n: ((COMPONENT,) if n in vectors else ()) + tuple(axes) for n in field_names}
+
+
 def _variables(model, grid: Grid, field_names, dtype, vectors=()) -> dict[str, Variable]:
     length = unit_attrs(_length_unit(model, grid))
     variables = {"time": Variable(("time",), np.zeros(0),
@@ -188,11 +194,12 @@ class FieldWriter:
     @classmethod
     def create(cls, session, *, model, grid: Grid | None = None, field_names=None,
                settings=None, key=None, name=None, dtype=np.float64,
-               compress: bool | None = None, vectors=None) -> "FieldWriter":
+               compress: bool | None = None, vectors=None, events=None) -> "FieldWriter":
         """Create the run's group in ``session`` (a :class:`SessionWriter`): the grid from
         ``grid`` (default ``model.grid``), the fields ``field_names`` (``model.field_names``),
         the vector fields among them ``vectors`` (default: as the model's initial fields),
-        each over ``(time, component, x, ...)``."""
+        each over ``(time, component, x, ...)``; ``events``: the run's
+        :class:`FieldEvents`, stored beside them (``_field_events``)."""
         grid = model.grid if grid is None else grid
         field_names = tuple(field_names or model.field_names)
         vectors = tuple(vector_names(model, field_names) if vectors is None else vectors)
@@ -207,8 +214,12 @@ class FieldWriter:
         attrs.update(field_names=list(field_names), **grid_attrs(grid))
         if vectors:
             attrs["vector_fields"] = list(vectors)
+        variables = _variables(model, grid, field_names, dtype, vectors)
+        event_vars, event_attrs = field_event_variables(
+            events, _frame_dims(field_names, vectors, grid.axis_names))
+        attrs.update(event_attrs)
         group = session.write_result(
-            "runs", name, attrs, _variables(model, grid, field_names, dtype, vectors),
+            "runs", name, attrs, {**variables, **event_vars},
             unlimited=("time",), fillvalues=dict.fromkeys(field_names, np.nan),
             compress=compress)
         return cls(session, group)
@@ -260,7 +271,7 @@ def add_fields(session, traj, model, *, name=None, settings=None, key=None) -> s
     writer = FieldWriter.create(session, model=model, grid=traj.grid,
                                 field_names=tuple(traj.fields), settings=settings, key=key,
                                 name=name, dtype=dtype if dtype == np.float32 else np.float64,
-                                vectors=vectors)
+                                vectors=vectors, events=getattr(traj, "events", None))
     frame_bytes = dtype.itemsize * sum(int(np.prod(np.shape(u)[1:])) or 1
                                        for u in traj.fields.values())
     step = max(1, BLOCK_BYTES // frame_bytes)
@@ -298,7 +309,8 @@ def field_spec(attrs: dict, fail) -> tuple:
         fail("vector_fields names a field that field_names does not")
     coords = {"time": "f", **dict.fromkeys(axes, "f"), **({COMPONENT: "s"} if vectors else {})}
     return (coords, {n: (("time", *((COMPONENT,) if n in vectors else ()), *axes), "f")
-                     for n in names}, {}, ())
+                     for n in names},
+            optional_event_variables(_frame_dims(names, vectors, axes)), ())
 
 
 def _names(value) -> list:
@@ -319,7 +331,7 @@ def field_trajectory(stored) -> FieldTrajectory:
     settings = tuple((k, v) for k, v in stored.settings.items() if k != "solver")
     return FieldTrajectory(np.asarray(stored.variables["time"].data),
                            {n: stored.variables[n].data for n in names}, grid, solver, result,
-                           _model_on(stored, grid), settings)
+                           _model_on(stored, grid), settings, field_events_from(stored, names))
 
 
 def _model_on(stored, grid):

@@ -115,13 +115,18 @@ def check_static(record: ModelRecord) -> None:
         if isinstance(value, float) and not math.isfinite(value):
             raise ValueError(f"{where} is not a finite number")
         if fields is None:
-            if isinstance(value, int) and abs(value) > MAX_STATIC_COUNT:
-                raise ValueError(f"{where} is out of range (at most {MAX_STATIC_COUNT:,})")
+            _check_bounded(where, value)
             continue
         field = fields.get(name)
         if field is None or not field.metadata.get("static"):
-            raise ValueError(f"{where}: {cls.__name__} has no such setting")
+            _check_bounded(where, value)  # a setting of an earlier version: never used
+            continue
         _check_like(where, value, field.default)
+
+
+def _check_bounded(where: str, value) -> None:
+    if isinstance(value, int) and abs(value) > MAX_STATIC_COUNT:
+        raise ValueError(f"{where} is out of range (at most {MAX_STATIC_COUNT:,})")
 
 
 def _check_like(where: str, value, default) -> None:
@@ -170,8 +175,12 @@ def _instantiate(record: ModelRecord, trust=False):
         cls = from_source(dict(kind=kind, name=record.name, path=record.path,
                                sha256=record.sha256, text=record.source), trust=trust)
     accepted = inspect.signature(cls).parameters
-    static = {k: v for k, v in record.static.items() if k in accepted}
-    return cls(**static)
+    unknown = sorted(set(record.static) - set(accepted))
+    if record.origin == "builtin" and unknown:
+        raise ValueError(f"model {record.key!r}: {record.name} has no setting {unknown[0]!r} "
+                         "any more (the file was written by an earlier DiffLab); its results "
+                         "open, but this model cannot be built again")
+    return cls(**{k: v for k, v in record.static.items() if k in accepted})
 
 
 def _flat(model):

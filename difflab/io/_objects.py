@@ -8,6 +8,7 @@ concept, whether computed now or read from a file. Big arrays stay :class:`LazyA
 import numpy as np
 
 from ..solvers import (
+    FieldSweepResult,
     FitResult,
     Observations,
     Result,
@@ -19,6 +20,7 @@ from ..solvers import (
     default_solver,
     key_from_record,
 )
+from ._field_sweeps import field_sweep_result
 from ._fields import field_trajectory, is_field_run
 from ._run_events import events_from
 from ._sweep_grid import flat
@@ -83,7 +85,10 @@ def _step_counts(attrs) -> dict | None:
     return {k: np.int64(attrs[k]) for k in names} if all(k in attrs for k in names) else None
 
 
-def sweep_result(stored) -> SweepResult:
+def sweep_result(stored) -> SweepResult | FieldSweepResult:
+    """A stored sweep: a field sweep as a ``FieldSweepResult``, else a ``SweepResult``."""
+    if is_field_run(stored.attrs):
+        return field_sweep_result(stored)
     v, attrs = stored.variables, stored.attrs
     return SweepResult(_space(stored), stored.state_names, v["time"].data, v["y"].data,
                        v["result"].data, v["steps"].data, _observables(v), {},

@@ -14,6 +14,15 @@ def event_variables(events) -> tuple[dict[str, Variable], dict]:
     """``(variables, attributes)`` of a run's :class:`Events` (empty when it has none)."""
     if events is None:
         return {}, {}
+    variables, kept = crossing_variables(events)
+    variables["event_y"] = Variable(("event", "state"), np.asarray(events.ys)[kept],
+                                    {"long_name": "state at the crossing"})
+    return variables, event_attributes(events)
+
+
+def crossing_variables(events) -> tuple[dict[str, Variable], np.ndarray]:
+    """The crossings' numbers, times and events as variables over ``event``, and which of
+    the padded crossings are kept."""
     which = np.asarray(events.which)
     kept = which >= 0
     variables = {
@@ -21,18 +30,20 @@ def event_variables(events) -> tuple[dict[str, Variable], dict]:
                           {"long_name": "event crossing"}),
         "event_time": Variable(("event",), np.asarray(events.ts, np.float64)[kept],
                                {"long_name": "time of the crossing"}),
-        "event_y": Variable(("event", "state"), np.asarray(events.ys)[kept],
-                            {"long_name": "state at the crossing"}),
         "event_which": Variable(("event",), which[kept].astype(np.int32),
                                 {"long_name": "the event crossed (an index into event_names)"}),
     }
-    attrs = {"event_names": list(events.names),
-             "event_direction": np.asarray(events.directions, np.int8),
-             "event_terminal": np.asarray(events.terminal, np.int8),
-             "event_max_events": np.asarray(events.capacity, np.int64),
-             "event_found": np.asarray(events.found, np.int64),
-             "event_stopped_by": int(np.asarray(events.stopped_by))}
-    return variables, attrs
+    return variables, kept
+
+
+def event_attributes(events) -> dict:
+    """The events' settings and counts, as attributes of the run's group."""
+    return {"event_names": list(events.names),
+            "event_direction": np.asarray(events.directions, np.int8),
+            "event_terminal": np.asarray(events.terminal, np.int8),
+            "event_max_events": np.asarray(events.capacity, np.int64),
+            "event_found": np.asarray(events.found, np.int64),
+            "event_stopped_by": int(np.asarray(events.stopped_by))}
 
 
 def events_from(stored) -> Events | None:

@@ -31,6 +31,7 @@ from ._auto_step import AutoStep as AutoStep
 from ._auto_step import auto_step as auto_step
 from ._events import Event as Event
 from ._events import Events as Events
+from ._field_events import FieldEvents as FieldEvents
 from ._field_runs import FieldTrajectory as FieldTrajectory
 from ._field_runs import simulate_fields as simulate_fields
 from ._field_sweeps import FieldSweepChunk as FieldSweepChunk

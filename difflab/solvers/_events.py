@@ -63,20 +63,30 @@ def resolve_events(events, state_names: Sequence[str], t0, y0) -> tuple[Event, .
     every state-name condition made a :class:`StateLevel`; ``ValueError`` names a bad one."""
     if events is None:
         return None
+    resolved = tuple(_resolved(e, i, tuple(state_names)) for i, e in enumerate(as_events(events)))
+    check_distinct_names(resolved)
+    for event in resolved:
+        _check_scalar(event, t0, y0)
+    return resolved
+
+
+def as_events(events) -> tuple[Event, ...]:
+    """``events`` (an :class:`Event` or a sequence of them) as a tuple, not empty."""
     if isinstance(events, Event):
         events = (events,)
     if not isinstance(events, Sequence) or not all(isinstance(e, Event) for e in events):
         raise TypeError("events must be an Event or a sequence of Events")
     if not events:
         raise ValueError("events is empty: give at least one Event (or events=None)")
-    resolved = tuple(_resolved(e, i, tuple(state_names)) for i, e in enumerate(events))
-    names = [e.name for e in resolved]
+    return tuple(events)
+
+
+def check_distinct_names(events) -> None:
+    """Refuse two events of one name."""
+    names = [e.name for e in events]
     twice = sorted({n for n in names if names.count(n) > 1})
     if twice:
         raise ValueError(f"two events are named {twice[0]!r}; give each a different name")
-    for event in resolved:
-        _check_scalar(event, t0, y0)
-    return resolved
 
 
 def _resolved(event: Event, i: int, state_names: tuple[str, ...]) -> Event:

@@ -72,7 +72,8 @@ def check_stable(name: str, model: AbstractFieldModel, dt: float) -> None:
     if dt <= limit:
         return
     where = f"on this {grid_text(model.grid)} grid"
-    other = "etdrk4" if model.linear_part() is not None else "rk4"
+    other = ("etdrk4" if model.linear_part() is not None
+             else "imex2" if model.has_linear_operator() else "rk4")
     if limit == 0.0:
         raise ValueError(f"{name} amplifies the oscillating modes of {type(model).__name__} "
                          f"at any step: use {other}")

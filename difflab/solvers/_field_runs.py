@@ -8,20 +8,31 @@ arrays of shape ``(frames, *grid.shape)`` per field.
 
 import dataclasses
 import math
+import warnings
 
 import equinox as eqx
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from ..models import AbstractFieldModel, Grid, from_fourier, to_fourier
 from ._field_checks import (
     FIELD_SOLVERS,
+    _concrete,
     check_memory_of,
     check_solver,
     check_stable,
     outcome,
     stable_step,
 )
+from ._field_events import (
+    FieldEvents,
+    FieldWatch,
+    WatchedFields,
+    batch_all,
+    resolve_field_events,
+)
+from ._events import overflow_message
 from ._result import Result, message
 from ._steppers import ETD_SOLVERS
 from ._steppers.field_steppers import FIELD_EXPLICIT
@@ -34,7 +45,9 @@ DEFAULT_FRAMES = 101
 class FieldTrajectory(eqx.Module):
     """A field model's run: ``ts`` of shape ``(frames,)``, ``fields[name]`` of shape
     ``(frames, *grid.shape)``, and the ``grid`` they lie on. ``model`` and ``settings``
-    (``t0``, ``t1``, ``dt``, ``n_save``, ...) are what made it (``None`` when traced)."""
+    (``t0``, ``t1``, ``dt``, ``n_save``, ...) are what made it (``None`` when traced).
+    ``events``: the crossings of the events watched (:class:`FieldEvents`; ``None`` when
+    none were); frames after a terminal event's crossing are NaN."""
 
     ts: jax.Array
     fields: dict
@@ -43,6 +56,7 @@ class FieldTrajectory(eqx.Module):
     result: Result = eqx.field(static=True, default=Result.SUCCESS)
     model: object = None
     settings: tuple | None = eqx.field(static=True, default=None)
+    events: FieldEvents | None = None
 
     def __getitem__(self, name: str):
         try:
@@ -68,11 +82,21 @@ class FieldTrajectory(eqx.Module):
     def message(self) -> str:
         return message(self.result)
 
+    @property
+    def stopped(self) -> str | None:
+        """The name of the terminal event that ended the run (``None``: none did)."""
+        if self.events is None or np.ndim(self.events.stopped_by) != 0 \
+                or not _concrete(self.events):
+            return None
+        return self.events.stopped
+
     def __repr__(self) -> str:
         model = type(self.model).__name__ if self.model is not None else "?"
         points = "x".join(map(str, self.grid.shape))
+        stop = (f"; stopped by {self.stopped!r} at t={self.events.t_stop:.10g}"
+                if self.stopped else "")
         return (f"FieldTrajectory({model}, fields {', '.join(self.fields)} on a {points} "
-                f"grid; n_save={self.ts.shape[-1]}; {self.solver}; {self.message})")
+                f"grid; n_save={self.ts.shape[-1]}; {self.solver}; {self.message}{stop})")
 
 
 def _plan(t0: float, t1: float, dt: float, frames: int) -> tuple[int, int]:
@@ -157,23 +181,90 @@ def _run(model, solver, fields, t0, dt, intervals: int, per_interval: int):
     return ts, {name: jnp.concatenate([u[None], later[name]]) for name, u in fields.items()}
 
 
+def _step_map(solver: str):
+    """``step(model, t, u, theta)``: the named stepper's step of size ``theta`` (its
+    weights made for ``theta``), on the carry it keeps: what events are located on."""
+    def step(model, t, u, theta):
+        stepper = _stepper(solver, model, theta)
+        return stepper.step(_native(model, stepper)[1], t, u)
+
+    return step
+
+
+def _advance_watched(stepper, rhs, u, to_grid, t0, intervals: int, per_interval: int,
+                     watch: FieldWatch):
+    """``_advance`` watching events after every step: ``(frames, FieldRecord)``. After a
+    terminal event's step the remaining steps do nothing."""
+    def step(carry, _):
+        t, u, rec = carry
+        stopped = rec.stopped  # a batch steps its stopped members on, unwatched
+        t1 = t + stepper.dt
+        u1 = jax.lax.cond(batch_all(stopped), lambda: u, lambda: stepper.step(rhs, t, u))
+        return (t1, u1, watch.update(rec, t, u, t1, u1, ~stopped)), None
+
+    def interval(carry, _):
+        carry = _steps(step, carry, per_interval)
+        return carry, jax.tree.map(to_grid, carry[1])
+
+    carry, frames = jax.lax.scan(jax.checkpoint(interval, prevent_cse=False),
+                                 (t0, u, watch.start(t0, u)), None, length=intervals)
+    return frames, carry[2]
+
+
+def _after_stop(ts, out: dict, t_stop) -> dict:
+    """``out`` with the frames after a terminal event's crossing (``ts > t_stop``) NaN."""
+    def cut(u):
+        return jnp.where((ts > t_stop).reshape(-1, *([1] * (u.ndim - 1))), jnp.nan, u)
+
+    return {name: cut(u) for name, u in out.items()}
+
+
 @eqx.filter_jit
-def _run_adaptive(model, solver: str, fields, ts, dt0, rtol, atol, max_steps: int):
-    """A diffrax solve of the fields from ``ts[0]``, saved at the times ``ts``."""
+def _run_watched(model, solver: str, fields, t0, dt, intervals: int, per_interval: int,
+                 events: tuple):
+    """``_run`` watching ``events``: ``(ts, frames, FieldEvents)``."""
+    stepper = _stepper(solver, model, dt)
+    to_native, rhs, to_grid = _native(model, stepper)
+    watch = FieldWatch(events, lambda u: jax.tree.map(to_grid, u))
+    later, rec = _advance_watched(stepper, rhs, to_native(fields), to_grid, t0, intervals,
+                                  per_interval, watch)
+    ts = t0 + dt * per_interval * jnp.arange(intervals + 1)
+    out = {name: jnp.concatenate([u[None], later[name]]) for name, u in fields.items()}
+    found, t_stop = watch.finish(rec, _step_map(solver), model)
+    return ts, _after_stop(ts, out, t_stop), found
+
+
+@eqx.filter_jit
+def _run_adaptive(model, solver: str, fields, ts, dt0, rtol, atol, max_steps: int,
+                  events: tuple | None = None):
+    """A diffrax solve of the fields from ``ts[0]``, saved at the times ``ts``, watching
+    ``events`` if given: ``(frames, result code, FieldEvents or None)``."""
     import diffrax
 
+    from ._steppers.adaptive import as_stepped
     from ._steppers.catalog import EXPLICIT
 
     term = diffrax.ODETerm(lambda t, u, args: model.vector_field(t, u))
+    method = getattr(diffrax, EXPLICIT[solver])()
+    controller = diffrax.PIDController(rtol=rtol, atol=atol)
+    if events is not None:
+        watch = FieldWatch(events, lambda u: u)
+        controller = WatchedFields(controller, watch, as_stepped(method, controller))
     sol = diffrax.diffeqsolve(
-        term, getattr(diffrax, EXPLICIT[solver])(), ts[0], ts[-1], dt0, fields,
-        saveat=diffrax.SaveAt(ts=ts), max_steps=max_steps, throw=False,
-        stepsize_controller=diffrax.PIDController(rtol=rtol, atol=atol))
-    failed = sol.result != diffrax.RESULTS.successful
-    out_of_steps = sol.result == diffrax.RESULTS.max_steps_reached
+        term, method, ts[0], ts[-1], dt0, fields,
+        saveat=diffrax.SaveAt(ts=ts, controller_state=events is not None),
+        max_steps=max_steps, throw=False, stepsize_controller=controller)
+    result = diffrax.RESULTS.where(sol.result == diffrax.RESULTS.event_occurred,
+                                   diffrax.RESULTS.successful, sol.result)
+    failed = result != diffrax.RESULTS.successful
+    out_of_steps = result == diffrax.RESULTS.max_steps_reached
     code = jnp.where(out_of_steps, Result.MAX_STEPS_REACHED,
                      jnp.where(failed, Result.SOLVER_FAILED, Result.SUCCESS))
-    return sol.ys, code
+    if events is None:
+        return sol.ys, code, None
+    rec = sol.controller_state[1]
+    found, t_stop = watch.finish(rec, controller.step, model)
+    return _after_stop(ts, sol.ys, t_stop), code, found
 
 
 def _as_float(v):
@@ -198,7 +289,7 @@ def _name(solver) -> str:
 
 def simulate_fields(model: AbstractFieldModel, t1: float, *, dt: float, frames: int = 11,
                     t0: float = 0.0, solver="etdrk4", fields: dict | None = None,
-                    throw: bool = True):
+                    throw: bool = True, events=None):
     """Advance ``model`` from ``t0`` (its ``initial_fields()``, or ``fields``) to ``t1`` in
     steps of ``dt`` with ``solver`` (``"etdrk4"``, ``"etdrk2"``, ``"rk4"``, ``"heun"``,
     ``"euler"`` or a stepper made for the model's linear part), keeping ``frames`` equally
@@ -206,7 +297,9 @@ def simulate_fields(model: AbstractFieldModel, t1: float, *, dt: float, frames: 
     One compiled program does it all; changing ``t0``, ``dt`` or the parameters does not
     compile it again. A frame with a NaN or infinity raises :class:`SimulationError`
     naming the field, the time and the point where it first appeared (``throw=False``:
-    recorded in ``result`` instead)."""
+    recorded in ``result`` instead). ``events``: an :class:`Event` or a sequence of them,
+    conditions ``(t, fields) -> scalar`` located inside the steps (:mod:`._field_events`);
+    they need a solver given by name."""
     intervals, per_interval = _plan(float(t0), float(t1), float(dt), int(frames))
     fields = _start(model, fields, frames)
     if isinstance(solver, str):
@@ -217,11 +310,42 @@ def simulate_fields(model: AbstractFieldModel, t1: float, *, dt: float, frames: 
         check_stable(solver, model, float(dt))
     elif abs(float(solver.dt) - dt) > 1e-12 * abs(dt):
         raise ValueError(f"the stepper was made for dt = {float(solver.dt):g}, not {dt:g}")
-    ts, out = _run(model, solver, fields, _as_float(t0), _as_float(dt), intervals,
-                   per_interval)
-    result = outcome(ts, out, model.grid, throw)
+    watched = resolve_field_events(events, fields, float(t0))
+    found = None
+    if watched is None:
+        ts, out = _run(model, solver, fields, _as_float(t0), _as_float(dt), intervals,
+                       per_interval)
+    elif not isinstance(solver, str):
+        raise ValueError("events are located on a solver given by name (such as 'etdrk4'), "
+                         "not on a stepper object")
+    else:
+        ts, out, found = _run_watched(model, solver, fields, _as_float(t0), _as_float(dt),
+                                      intervals, per_interval, watched)
+        found = _with_definitions(found, watched)
+    result = _outcome(ts, out, model.grid, throw, found)
     settings = (("t0", float(t0)), ("t1", float(t1)), ("dt", float(dt)), ("n_save", frames))
-    return FieldTrajectory(ts, out, model.grid, _name(solver), result, model, settings)
+    return FieldTrajectory(ts, out, model.grid, _name(solver), result, model, settings,
+                           found)
+
+
+def _with_definitions(found: FieldEvents, watched: tuple) -> FieldEvents:
+    """``found`` knowing its events' definitions when it is concrete, warning when an
+    event crossed more often than it keeps."""
+    if not _concrete(found):
+        return found
+    text = overflow_message(found)
+    if text is not None:
+        warnings.warn(text, stacklevel=4)
+    return eqx.tree_at(lambda e: e.definitions, found, watched, is_leaf=lambda x: x is None)
+
+
+def _outcome(ts, out: dict, grid, throw: bool, found, code=Result.SUCCESS) -> Result:
+    """``outcome`` of the frames up to a terminal event's crossing (the later ones are
+    NaN on purpose)."""
+    if found is not None and _concrete((ts, out, found)) and int(found.stopped_by) >= 0:
+        alive = np.asarray(ts) <= float(found.t_stop)
+        ts, out = np.asarray(ts)[alive], {n: np.asarray(u)[alive] for n, u in out.items()}
+    return outcome(ts, out, grid, throw, code)
 
 
 def _frames_and_steps(span: float, dt: float, n_save: int | None) -> tuple[int, int]:
@@ -310,18 +434,23 @@ def plan_field_run(model: AbstractFieldModel, t1, *, t0=None, dt=None, solver=No
 
 
 def simulate_field_model(model: AbstractFieldModel, t1, *, y0=None, throw: bool = True,
-                         **solve) -> FieldTrajectory:
+                         events=None, **solve) -> FieldTrajectory:
     """``difflab.simulate`` for a field model (see its docstring): ``y0`` is a dict of
-    fields; ``solve`` as :func:`plan_field_run` takes it."""
+    fields; ``events`` conditions of ``(t, fields)`` (:mod:`._field_events`); ``solve``
+    as :func:`plan_field_run` takes it."""
     plan = plan_field_run(model, t1, **solve)
     if not plan.adaptive:
         return simulate_fields(model, plan.t1, dt=plan.dt, frames=plan.n_save, t0=plan.t0,
-                               solver=plan.solver, fields=y0, throw=throw)
+                               solver=plan.solver, fields=y0, throw=throw, events=events)
     fields = _start(model, y0, plan.n_save)
-    out, code = _run_adaptive(model, plan.solver, fields, plan.ts, _maybe_float(plan.dt),
-                              _as_float(plan.rtol), _as_float(plan.atol), plan.max_steps)
-    result = outcome(plan.ts, out, model.grid, throw, code)
-    return FieldTrajectory(plan.ts, out, model.grid, plan.solver, result, model, plan.settings)
+    watched = resolve_field_events(events, fields, plan.t0)
+    out, code, found = _run_adaptive(model, plan.solver, fields, plan.ts,
+                                     _maybe_float(plan.dt), _as_float(plan.rtol),
+                                     _as_float(plan.atol), plan.max_steps, watched)
+    found = None if found is None else _with_definitions(found, watched)
+    result = _outcome(plan.ts, out, model.grid, throw, found, code)
+    return FieldTrajectory(plan.ts, out, model.grid, plan.solver, result, model,
+                           plan.settings, found)
 
 
 def _maybe_float(v):

@@ -57,9 +57,9 @@ def _adaptive_chunks(model, plan, fields, size: int):
     ts = plan.ts
     for first in range(1, plan.n_save, size):
         count = min(size, plan.n_save - first)
-        out, code = _run_adaptive(model, plan.solver, fields, ts[first - 1: first + count],
-                                  _maybe_float(plan.dt), _as_float(plan.rtol),
-                                  _as_float(plan.atol), plan.max_steps)
+        out, code, _ = _run_adaptive(model, plan.solver, fields, ts[first - 1: first + count],
+                                     _maybe_float(plan.dt), _as_float(plan.rtol),
+                                     _as_float(plan.atol), plan.max_steps)
         out = {n: u[1:] for n, u in out.items()}
         yield first, count, out, Result(int(code))
         fields = {n: u[-1] for n, u in out.items()}

@@ -336,7 +336,7 @@ def simulate(
             ``"kvaerno5"``), a diffrax solver (``diffrax.Kvaerno3()``), or a solver
             object such as ``Adaptive(diffrax.Kvaerno5(), controller=...)`` to choose
             the step controller too (``docs/solvers.md``). Default: the model's
-            ``default_solver`` (``"kvaerno5"`` for the stiff ``heat1d``), else ``"rk4"``
+            ``default_solver`` (``"imex2"`` for the stiff field ``heat1d``), else ``"rk4"``
             (``"euler_maruyama"`` for SDE models).
         n_save: how many states to keep, evenly spaced from ``t0`` to ``t1``
             (default: every step, at most 1001).
@@ -365,7 +365,10 @@ def simulate(
             every step, located inside it on the solver's own step map (as accurate as a
             step) and returned in ``Trajectory.events``; a terminal event ends the run
             there. Derivatives of a run with events (event times included) are forward
-            sensitivities. Not for stochastic models (``docs/analysis.md``).
+            sensitivities. Not for stochastic models (``docs/analysis.md``). On a field
+            model a condition is a function of ``(t, fields)``, ``fields`` the dict of
+            arrays on the grid, and the crossings are in ``FieldTrajectory.events``
+            (``docs/fields.md``).
         optimize: ``False`` compiles the run's program with less optimization: the
             first call compiles about a third faster and the run takes up to twice as
             long; for interactive use, where each run takes milliseconds (the app does
@@ -406,11 +409,11 @@ def simulate(
 def _simulate_fields(model, t1, *, settings, key, adjoint, events, **solve) -> FieldTrajectory:
     """A field model's run (``_field_runs``), refusing what only ODE runs take."""
     given = {"settings": settings is not None, "key": key is not None,
-             "adjoint": adjoint != "auto", "events": events is not None}
+             "adjoint": adjoint != "auto"}
     unsupported = [name for name, on in given.items() if on]
     if unsupported:
         raise ValueError(f"a field model's run does not take {', '.join(unsupported)}")
-    return simulate_field_model(model, t1, **solve)
+    return simulate_field_model(model, t1, events=events, **solve)
 
 
 def _events_of(found: list, plan: Plan, args: dict, ys) -> Events | None:

@@ -58,8 +58,8 @@ def test_after_the_start_up_work_a_stiff_solve_imports_nothing():
         precompile(SolveRequest(0, dl.models.get("pendulum")(), "pendulum",
                                 RunSettings(t1=1.0))).join()
         loaded = set(sys.modules)
-        heat = dl.models.get("heat1d")()
-        jax.jit(lambda: dl.simulate(heat, 0.1, solver="kvaerno5").ys).trace().lower()
+        stiff = dl.models.get("van_der_pol")(mu=1000.0)
+        jax.jit(lambda: dl.simulate(stiff, 0.1, solver="kvaerno5").ys).trace().lower()
         print(sorted(m for m in set(sys.modules) - loaded if not m.startswith("difflab")))
     """)
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,

@@ -9,12 +9,18 @@ from difflab.cli import main
 from difflab.cli.sweep_command import build_job, load_config
 
 
+#: a stiff linear system: the fast mode decays at 1000 / s
+STIFF = "name: Stiff\nparams: k = 1000\ninit: x = 1, y = 1\ndx/dt = -k*x + y\ndy/dt = -y\n"
+
+
 @pytest.mark.parametrize("argv", [
-    ["--solver", "rk4", "--dt", "0.05", "--t1", "1"],  # before: exit 0, "u0=-1.43618e+90"
+    ["--solver", "rk4", "--dt", "0.05", "--t1", "1"],  # before: exit 0, a garbage final state
     ["--solver", "euler", "--dt", "0.3", "--t1", "3"],
 ])
-def test_an_unstable_fixed_step_exits_1_with_one_line_naming_what_works(capsys, argv):
-    assert main(["run", "heat1d", *argv]) == 1
+def test_an_unstable_fixed_step_exits_1_with_one_line_naming_what_works(tmp_path, capsys, argv):
+    path = tmp_path / "stiff.eqn"
+    path.write_text(STIFF)
+    assert main(["run", str(path), *argv]) == 1
     out, err = capsys.readouterr()
     assert out == ""  # no final state printed
     assert err.count("\n") == 1 and "Traceback" not in err

@@ -35,7 +35,7 @@ def test_cycles_json_has_the_fold_of_cycles(bautin):
                             capture_output=True, text=True, timeout=300, check=False)
     assert result.returncode == 0, result.stderr
     data = json.loads(result.stdout)  # exactly one JSON object on stdout
-    assert set(data) == {"param", "points", "special"} and data["param"] == "mu"
+    assert set(data) == {"param", "points", "special", "status"} and data["param"] == "mu"
     assert data["special"] == [{"type": "fold-of-cycles", "value": pytest.approx(-0.25, abs=1e-6),
                                 "period": pytest.approx(2 * np.pi, rel=1e-6)}]
     points = data["points"]

@@ -104,3 +104,30 @@ def test_a_sweep_file_of_a_field_model_is_refused_in_one_line(tmp_path, capsys):
     err = capsys.readouterr().err.strip()
     assert "gray_scott is a field model" in err and len(err.splitlines()) == 1
     assert not (tmp_path / "gs.h5").exists()
+
+
+@pytest.mark.parametrize("engine", ["h5netcdf", "netcdf4"])
+def test_heat1d_runs_on_the_grid_asked_for_and_reads_back_as_its_decaying_mode(
+        heat_file, engine):
+    with xr.open_dataset(heat_file, group="runs/run0", engine=engine) as ds:
+        assert ds["u"].dims == ("time", "x") and ds["u"].shape == (11, 100)
+        assert ds["u"].attrs["units"] == "K" and ds["time"].attrs["units"] == "s"
+        x, t = ds["x"].values, ds["time"].values
+        np.testing.assert_allclose(x, (np.arange(100) + 0.5) / 100)  # cell centres, walls 0, 1
+        rate = 0.1 * 4 * 100**2 * np.sin(np.pi / 200) ** 2  # sin(pi x)'s rate on the grid
+        np.testing.assert_allclose(ds["u"].values, np.exp(-rate * t)[:, None]
+                                   * np.sin(np.pi * x), atol=1e-6)
+
+
+@pytest.fixture(scope="module")
+def heat_file(tmp_path_factory):
+    path = tmp_path_factory.mktemp("heat") / "f.h5"
+    assert main(["run", "heat1d", "--grid", "100", "--t1", "1", "--n-save", "11",
+                 "--out", str(path)]) == 0
+    return path
+
+
+def test_models_lists_heat1d_among_the_field_models_with_its_grid(capsys):
+    assert main(["models", "heat1d"]) == 0
+    out = capsys.readouterr().out
+    assert "fields: u on a 50 grid" in out and "D" in out and "m^2/s" in out

@@ -2,12 +2,17 @@
 
 import numpy as np
 import pytest
-from PySide6.QtCore import QByteArray, QSettings
+from PySide6.QtCore import QByteArray, QSettings, Qt
 
 import difflab as dl
+from difflab.app.fields import FieldSession
+from difflab.app.lab import Lab
 from difflab.app.layout import same_scale
+from difflab.gui.field2d_view import Field2DView
 from difflab.gui.plots import CURRENT
 from difflab.gui.theme import THEMES, apply_theme
+
+from tests.models_for_tests import Rod
 
 from .conftest import LONG, solved
 
@@ -16,9 +21,10 @@ def tab_titles(window):
     return [window.tabs.tabText(i) for i in range(window.tabs.count())]
 
 
-def test_heat1d_has_a_field_view_with_the_exact_decaying_profile(qtbot, window):
+def test_a_method_of_lines_model_has_a_field_view_with_the_exact_decaying_profile(
+        qtbot, window):
     assert "Field" not in tab_titles(window)  # the pendulum's states are no field
-    run = solved(qtbot, window, "heat1d")
+    run = solved(qtbot, window, window.lab.add_user_model(Rod, "rod"))
     assert "Field" in tab_titles(window)
     view = window.views["field"]
     window.tabs.setCurrentWidget(view)
@@ -35,6 +41,28 @@ def test_heat1d_has_a_field_view_with_the_exact_decaying_profile(qtbot, window):
     assert f"t = {t:.4g}" in view.profile_plot.titleLabel.text
     solved(qtbot, window, "lorenz")
     assert "Field" not in tab_titles(window) and view.field is None
+
+
+def test_heat1d_runs_in_the_fields_tab_as_its_exactly_decaying_profile(qtbot):
+    session = FieldSession(Lab(), "heat1d", 40, ndim=1)
+    session.t1, session.n_frames, session.dt = 1.0, 6, 0.01
+    view = Field2DView(session)
+    qtbot.addWidget(view)
+    view.resize(900, 500)
+    view.show()
+    assert view.points_box.currentText() == "40"  # its own grid, though not a listed choice
+    view.run(0)
+    qtbot.waitUntil(lambda: session.complete and view.worker is None, timeout=LONG)
+    qtbot.keyClick(view.scrubber, Qt.Key.Key_End)
+    last = session.frames[-1]["u"]
+    qtbot.waitUntil(lambda: np.array_equal(view.profiles["u"].getData()[1], last))  # throttled
+    x, u = view.profiles["u"].getData()
+    t, h = session.ts[-1], 1 / 40
+    rate = 0.1 * 4 / h**2 * np.sin(np.pi * h / 2) ** 2  # sin(pi x) on the grid of 40 cells
+    assert t == pytest.approx(1.0)
+    np.testing.assert_allclose(x, (np.arange(40) + 0.5) * h)  # the walls are 0 and 1
+    np.testing.assert_allclose(u, np.exp(-rate * t) * np.sin(np.pi * x), atol=1e-5)
+    view.shutdown()
 
 
 def derived_curve(qtbot, window, name):

@@ -3,6 +3,7 @@
 
 from PySide6.QtWidgets import QMainWindow
 
+from difflab.app.lab import DEFAULT_MODEL
 from difflab.app.layout import fitted
 
 
@@ -17,13 +18,13 @@ def _unsqueezed(view) -> bool:
 
 
 def test_a_remembered_big_model_and_window_open_inside_the_screen(qtbot, settings, make_window):
-    big = QMainWindow()  # what a window laid out for heat1d on a tall screen remembered
+    big = QMainWindow()  # what a window laid out for 100 states on a tall screen remembered
     big.resize(1360, 2013)
-    settings.setValue("model", "heat1d")
+    settings.setValue("model", "kuramoto")
     settings.setValue("geometry", big.saveGeometry())
     settings.setValue("window_scale", 1.0)
     window = make_window()
-    assert window.lab.model_name == "heat1d" and window.screen_scale() == 1.0
+    assert window.lab.model_name == "kuramoto" and window.screen_scale() == 1.0
     area = window.screen().availableGeometry()
     assert area.height() < 2013
     assert _inside(window), (window.frameGeometry(), area)
@@ -40,6 +41,13 @@ def test_a_remembered_big_model_and_window_open_inside_the_screen(qtbot, setting
     assert _inside(window)
     assert window.minimumSizeHint().height() <= area.height()
     assert window.minimumSizeHint().width() <= area.width()
+
+
+def test_a_remembered_model_that_is_now_a_field_model_opens_the_default(settings,
+                                                                       make_window):
+    """heat1d was an ODE model of the lab; a window that remembers it opens all the same."""
+    settings.setValue("model", "heat1d")
+    assert make_window().lab.model_name == DEFAULT_MODEL
 
 
 def test_a_window_is_fitted_into_the_available_area():

@@ -126,14 +126,14 @@ def test_a_user_model_is_stored_by_path_hash_and_source_and_never_run(built):
 
 
 def test_static_fields_rebuild_the_model(tmp_path):
-    heat = dl.models.get("heat1d")(D=0.3, n=7)
-    with dl.io.write_session(tmp_path / "h.h5") as s:
-        key = s.add_model(heat)
-        assert s.add_model(heat) == key  # one record per distinct model
-    record = dl.open(tmp_path / "h.h5").models[key]
+    oscillators = dl.models.get("kuramoto")(K=0.3, n=7)
+    with dl.io.write_session(tmp_path / "k.h5") as s:
+        key = s.add_model(oscillators)
+        assert s.add_model(oscillators) == key  # one record per distinct model
+    record = dl.open(tmp_path / "k.h5").models[key]
     assert record.static == {"n": 7}
     rebuilt = record.build()
-    assert rebuilt.n == 7 and float(rebuilt.D) == 0.3
+    assert rebuilt.n == 7 and float(rebuilt.K) == 0.3
 
 
 @pytest.mark.slow

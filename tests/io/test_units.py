@@ -74,7 +74,7 @@ def test_events_are_measured_like_the_run(tmp_path, engine):
 def test_every_built_in_model_declares_its_units():
     for name in ("pendulum", "double_pendulum", "duffing", "spring_chain", "nbody", "lorenz",
                  "van_der_pol", "fitzhugh_nagumo", "lotka_volterra", "sir", "kuramoto",
-                 "ornstein_uhlenbeck", "hybrid_oscillator", "heat1d"):
+                 "ornstein_uhlenbeck", "hybrid_oscillator"):
         model = dl.models.get(name)()
         assert model.time_unit, name
         assert all(model.state_unit(s) for s in model.state_names), name

@@ -8,7 +8,7 @@ import difflab as dl
 from difflab.models import AllenCahn, Diffusion, Grid, KuramotoSivashinsky, Wave
 
 FIELD_MODELS = ["advection_diffusion", "allen_cahn", "barkley", "burgers", "cahn_hilliard",
-                "diffusion", "gray_scott", "kuramoto_sivashinsky", "navier_stokes",
+                "diffusion", "gray_scott", "heat1d", "kuramoto_sivashinsky", "navier_stokes",
                 "swift_hohenberg", "wave"]
 
 

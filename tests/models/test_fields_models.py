@@ -110,9 +110,10 @@ def test_field_names_are_checked():
         Twice()
 
 
-def test_heat1d_is_still_registered_as_before():
+def test_heat1d_is_registered_as_a_field_model():
     heat = dl.models.get("heat1d")
     assert heat.registry_name == "heat1d" and heat.domain == "fields"
+    assert "heat1d" in dl.models.field_models() and "heat1d" not in dl.models.available()
     assert dl.models.get("gray_scott") is GrayScott
     assert "gray_scott" not in dl.models.available()  # listed by field_models() instead
 

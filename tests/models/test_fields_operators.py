@@ -90,6 +90,31 @@ def test_laplace_in_2d_with_walls_that_vary_along_them():
     assert _orders(errors)[-1] == pytest.approx(4, abs=0.2)
 
 
+@pytest.mark.parametrize("order", [2, 4])
+def test_laplace_is_the_sum_of_second_derivatives_on_a_3d_grid_with_mixed_walls(order):
+    """``laplace`` assembles its walls' slabs into one array apart from the interior: it
+    must equal the sum of ``second_derivative`` along each axis, and so must its gradient."""
+    import jax
+
+    grid = Grid(((0, 1), (0, 2), (0, 1)), (9, 12, 11),
+                [(Neumann(0.5), Dirichlet(1.0)), Periodic(),
+                 (Robin(1.0, 0.5, 0.2), Dirichlet(lambda t: 2 * t))])
+    u = jnp.asarray(np.random.default_rng(3).random(grid.points))
+
+    def by_axes(u):
+        return sum(second_derivative(u, grid, i, order, t=0.3) for i in range(3))
+
+    def values_and_gradient(f):
+        return jax.jit(jax.value_and_grad(lambda u: jnp.sum(jnp.sin(f(u)))))(u)
+
+    (a, grad_a), (b, grad_b) = (values_and_gradient(f) for f in
+                                (lambda u: laplace(u, grid, order, t=0.3), by_axes))
+    np.testing.assert_allclose(jax.jit(lambda u: laplace(u, grid, order, t=0.3))(u),
+                               jax.jit(by_axes)(u), rtol=1e-13, atol=1e-9)
+    np.testing.assert_allclose(a, b, rtol=1e-11)  # a sum of a thousand sines
+    np.testing.assert_allclose(grad_a, grad_b, rtol=1e-12, atol=1e-9)
+
+
 def test_gradient_divergence_and_advection_in_2d():
     """On a periodic square: ``u = sin(x) cos(2y)``; ``div grad u = laplace u``; a uniform
     velocity advects as ``a u_x + b u_y``."""

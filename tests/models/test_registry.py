@@ -13,7 +13,7 @@ NAMES = available()
 
 def test_library_has_the_builtin_models():
     assert len(NAMES) >= 12
-    assert {"pendulum", "lorenz", "kuramoto", "heat1d", "ornstein_uhlenbeck"} <= set(NAMES)
+    assert {"pendulum", "lorenz", "kuramoto", "van_der_pol", "ornstein_uhlenbeck"} <= set(NAMES)
 
 
 @pytest.mark.parametrize(

@@ -103,7 +103,7 @@ def test_bad_field_runs_are_refused_in_one_line(ks, kwargs, message):
 
 def test_an_ode_model_is_not_a_field_model():
     with pytest.raises(TypeError, match="field model"):
-        simulate_fields(dl.models.get("heat1d")(), 1.0, dt=0.1)
+        simulate_fields(dl.models.get("van_der_pol")(), 1.0, dt=0.1)
 
 
 def test_a_stepper_object_runs_and_must_match_dt(ks):

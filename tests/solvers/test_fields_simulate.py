@@ -95,7 +95,7 @@ def test_the_default_explicit_step_is_stable():
 @pytest.mark.parametrize("kwargs, message", [
     ({"solver": "kvaerno5"}, "dense Jacobian"),
     ({"solver": "leapfrog"}, "field models are advanced by"),
-    ({"events": dl.Event(lambda t, y: y)}, "does not take events"),
+    ({"events": dl.Event(lambda t, y: y)}, "condition must return a scalar, not a dict"),
     ({"n_save": 1}, "at least 2"),
 ])
 def test_what_a_field_run_cannot_take_is_refused(line, kwargs, message):

@@ -126,6 +126,8 @@ def test_the_curve_reads_back_in_xarray(curve):
     np.testing.assert_array_equal(ds["values"].values, homoclinic.values)
     np.testing.assert_array_equal(ds["saddle_eigenvalues_real"].values,
                                   homoclinic.saddle_eigenvalues.real)
+    np.testing.assert_array_equal(ds["errors"].values, homoclinic.errors)
+    assert np.all(homoclinic.errors > 0) and np.all(np.isfinite(homoclinic.errors))
 
 
 @pytest.mark.slow

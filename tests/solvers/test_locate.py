@@ -98,7 +98,119 @@ def test_analysis_under_a_transformation_points_to_locate():
 
 
 def test_locate_refuses_other_points(hopf):
-    with pytest.raises(ValueError, match="fold or Hopf"):
+    with pytest.raises(ValueError, match="locate takes a fold, Hopf or branch point.*'object'"):
         dl.locate(Brusselator(), object(), "b")
+    torus = dl.solvers.CycleSpecialPoint(
+        kind="neimark-sacker", value=2.0, period=6.0, state=np.ones(2), minimum=np.zeros(2),
+        maximum=np.ones(2), multipliers=np.ones(2))
+    with pytest.raises(ValueError, match="not 'neimark-sacker'"):
+        dl.locate(Brusselator(), torus, "b")
+    flip = dl.solvers.CodimTwoPoint(kind="fold-flip", values=np.zeros(2), state=np.zeros(2))
+    with pytest.raises(ValueError, match="fold-flip point has no period"):
+        dl.locate(Brusselator(), flip, ("a", "b"))
     with pytest.raises(ValueError, match="no parameter 'c'"):
         dl.locate(Brusselator(), hopf, "c")
+
+
+class ShiftedCusp(dl.Model):
+    """``x' = r + (a - c^2) x - x^3``: the fold curve ``27 r^2 = 4 (a - c^2)^3`` has its
+    cusp at ``r = 0``, ``a = c^2``, ``x = 0``."""
+
+    r: float = dl.param(0.0, bounds=(-5.0, 5.0))
+    a: float = dl.param(1.25, bounds=(-5.0, 5.0))
+    c: float = dl.param(0.5, bounds=(-5.0, 5.0))
+    state_names = ("x",)
+
+    def vector_field(self, t, y):
+        return self.r + (self.a - self.c**2) * y - y**3
+
+    def initial_state(self):
+        return jnp.array([-1.3])
+
+
+def test_grad_through_a_cusp_of_a_fold_curve_is_the_closed_form():
+    branch = dl.continuation(ShiftedCusp(), "r", -1.0, 1.0)
+    fold = [s for s in branch.special if s.kind == "fold"][0]
+    curve = dl.continuation(ShiftedCusp(), ("r", "a"), -1.0, 2.0, from_point=fold)
+    (cusp,) = curve.special
+
+    def located(c):
+        point = dl.locate(ShiftedCusp(c=c), cusp, ("r", "a"))
+        return jnp.concatenate([point.values, point.state])
+
+    slopes, values = jax.jit(jax.jacfwd(lambda c: (located(c),) * 2, has_aux=True))(0.6)
+    np.testing.assert_allclose(values, [0, 0.36, 0], atol=1e-10)
+    np.testing.assert_allclose(slopes, [0, 1.2, 0], atol=1e-9)  # d(c^2)/dc = 2c
+    with pytest.raises(ValueError, match=r"located in two parameters \(p, q\), got 'r'"):
+        dl.locate(ShiftedCusp(), cusp, "r")
+
+
+class ShiftedBogdanovTakens(dl.Model):
+    """``x' = y``, ``y' = b1 + (b2 - c) x + x^2 + x y``: the folds
+    ``b1 = (b2 - c)^2 / 4`` have a double zero eigenvalue, a Bogdanov-Takens point, at
+    ``b1 = 0``, ``b2 = c``, ``(x, y) = (0, 0)``."""
+
+    b1: float = dl.param(0.25, bounds=(-5.0, 5.0))
+    b2: float = dl.param(-0.5, bounds=(-5.0, 5.0))
+    c: float = dl.param(0.5, bounds=(-5.0, 5.0))
+    state_names = ("x", "y")
+
+    def vector_field(self, t, u):
+        x, y = u
+        return jnp.stack([y, self.b1 + (self.b2 - self.c) * x + x**2 + x * y])
+
+    def initial_state(self):
+        return jnp.array([0.5, 0.0])
+
+
+def test_grad_through_a_bogdanov_takens_point_is_the_closed_form():
+    branch = dl.continuation(ShiftedBogdanovTakens(), "b1", -1.0, 1.0)
+    fold = [s for s in branch.special if s.kind == "fold"][0]
+    curve = dl.continuation(ShiftedBogdanovTakens(), ("b1", "b2"), -2.0, 2.0, from_point=fold)
+    bt = [s for s in curve.special if s.kind == "bogdanov-takens"][0]
+
+    def located(c):
+        point = dl.locate(ShiftedBogdanovTakens(c=c), bt, ("b1", "b2"))
+        return jnp.concatenate([point.values, point.state])
+
+    slopes, values = jax.jit(jax.jacfwd(lambda c: (located(c),) * 2, has_aux=True))(0.6)
+    np.testing.assert_allclose(values, [0, 0.6, 0, 0], atol=1e-10)
+    np.testing.assert_allclose(slopes, [0, 1, 0, 0], atol=1e-9)  # b2 = c
+
+
+class ShiftedBautin(dl.Model):
+    """``z' = (b1 + i w) z + (b2 - c) z |z|^2 - z |z|^4``: Hopf points on ``b1 = 0`` with
+    first Lyapunov coefficient of the sign of ``b2 - c``, a Bautin point at ``b1 = 0``,
+    ``b2 = c``."""
+
+    b1: float = dl.param(-1.0, bounds=(-5.0, 5.0))
+    b2: float = dl.param(-1.0, bounds=(-5.0, 5.0))
+    c: float = dl.param(0.5, bounds=(-5.0, 5.0))
+    w: float = dl.param(1.0, bounds=(0.1, 5.0))
+    state_names = ("x", "y")
+
+    def vector_field(self, t, u):
+        x, y = u
+        r2 = x**2 + y**2
+        g = self.b1 + (self.b2 - self.c) * r2 - r2**2
+        return jnp.stack([g * x - self.w * y, self.w * x + g * y])
+
+    def initial_state(self):
+        return jnp.array([0.0, 0.0])
+
+
+@pytest.mark.exhaustive  # compiles for half a minute: run with -m exhaustive
+def test_grad_through_a_bautin_point_is_the_closed_form():
+    hopf = [s for s in dl.continuation(ShiftedBautin(), "b1", -1.0, 1.0).special
+            if s.kind == "hopf"][0]
+    curve = dl.continuation(ShiftedBautin(), ("b1", "b2"), -1.0, 1.0, from_point=hopf)
+    bautin = [s for s in curve.special if s.kind == "bautin"][0]
+
+    def located(cw):
+        point = dl.locate(ShiftedBautin(c=cw[0], w=cw[1]), bautin, ("b1", "b2"))
+        return point.values
+
+    slopes, values = jax.jit(jax.jacfwd(lambda cw: (located(cw),) * 2, has_aux=True))(
+        jnp.array([0.6, 1.3]))
+    np.testing.assert_allclose(values, [0, 0.6], atol=1e-10)
+    np.testing.assert_allclose(slopes, [[0, 0], [1, 0]], atol=1e-9)  # b2 = c, whatever w

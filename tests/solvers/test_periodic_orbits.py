@@ -186,7 +186,7 @@ def test_results_are_dicts_and_json():
     hopf = _hopf(dl.continuation(HopfNormalForm(), "mu", -0.5, 0.5))
     orbits = dl.periodic_orbits(HopfNormalForm(), "mu", hopf, -0.5, 0.5, max_points=5)
     data = json.loads(orbits.to_json())
-    assert set(data) == {"param", "points", "special"} and data["param"] == "mu"
+    assert set(data) == {"param", "points", "special", "status"} and data["param"] == "mu"
     point = data["points"][-1]
     assert set(point) == {"value", "period", "min", "max", "stable", "multipliers"}
     assert set(point["max"]) == {"x", "y"} and len(point["multipliers"]) == 2

@@ -134,12 +134,12 @@ except KeyboardInterrupt:
 def test_ctrl_c_stops_a_sweep_at_once_and_leaves_its_file_to_resume(tmp_path):
     out = tmp_path / "sweep.h5"  # a fresh process: Python's own Ctrl-C, no test machinery
     proc = subprocess.Popen([sys.executable, "-c", _CTRL_C_SWEEP, str(out)],
-                            stdout=subprocess.PIPE, text=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     assert proc.stdout.readline().strip() == "ready"
     time.sleep(1.0)
     proc.send_signal(signal.SIGINT)
-    printed, _ = proc.communicate(timeout=120)
-    assert printed.startswith("interrupted")
+    printed, errors = proc.communicate(timeout=120)
+    assert printed.startswith("interrupted"), f"exit status {proc.returncode}:\n{errors[-3000:]}"
     assert float(printed.split()[1]) < 5.0  # at once, not when the chunk ends (tens of s)
     stored = dl.open(out).sweeps[0]
     assert stored.name == "long" and not stored.complete

@@ -14,11 +14,11 @@ import difflab as dl
 
 # white-box: counts traces of the integrator's Plan.run to check that nothing recompiles
 from difflab.solvers._steppers import integrate as integrate_module
-from tests.models_for_tests import VDPOL_T2, Decay, Spring, VanDerPol
+from tests.models_for_tests import VDPOL_T2, Decay, Rod, Spring, VanDerPol
 
 
 def heat_exact(heat, t):
-    """heat1d from sin(pi x): its grid's slowest eigenvector, so the semi-discrete solution
+    """The rod from sin(pi x): its grid's slowest eigenvector, so the semi-discrete solution
     is ``sin(pi x) exp(-lambda_1 t)`` with ``lambda_1 = 4 D / dx^2 sin^2(pi dx / 2)``."""
     dx, d = heat.dx, float(heat.D)
     lam = 4.0 * d / dx**2 * np.sin(np.pi * dx / 2.0) ** 2
@@ -26,7 +26,7 @@ def heat_exact(heat, t):
 
 
 def heat_fastest(heat):
-    """heat1d's stiffest eigenvalue (magnitude): ``4 D / dx^2 sin^2(n pi / (2 (n + 1)))``."""
+    """The rod's stiffest eigenvalue (magnitude): ``4 D / dx^2 sin^2(n pi / (2 (n + 1)))``."""
     return 4.0 * float(heat.D) / heat.dx**2 * np.sin(heat.n * np.pi / (2 * (heat.n + 1))) ** 2
 
 
@@ -151,7 +151,7 @@ def test_changing_per_state_atol_values_never_recompiles(monkeypatch):
 
 @pytest.mark.parametrize("solver, dt, t1", [("rk4", 0.05, 1.0), ("euler", 0.3, 3.0)])
 def test_a_fixed_step_outside_the_stability_region_fails_and_names_what_works(solver, dt, t1):
-    heat = dl.models.get("heat1d")()
+    heat = Rod()
     traj = dl.simulate(heat, t1, solver=solver, dt=dt, throw=False)
     # before: success, with u0 = -1.4e90 (rk4) where the solution is about 0.023
     assert traj.result == dl.Result.UNSTABLE and not traj.ok
@@ -165,7 +165,7 @@ def test_a_fixed_step_outside_the_stability_region_fails_and_names_what_works(so
 
 @pytest.mark.parametrize("solver, radius", [("euler", 2.0), ("heun", 2.0), ("rk4", 2.785)])
 def test_the_stability_limit_matches_the_analytic_eigenvalue(solver, radius):
-    heat = dl.models.get("heat1d")()
+    heat = Rod()
     traj = dl.simulate(heat, 0.01, solver=solver, dt=1e-4, n_save=2)
     assert float(traj.stats["dt_stable"]) == pytest.approx(radius / heat_fastest(heat), rel=0.05)
 
@@ -182,7 +182,7 @@ def test_leapfrog_is_limited_by_the_frequency_and_growth_is_not_instability():
 
 
 def test_the_stability_check_leaves_grad_and_vmap_alone():
-    heat = dl.models.get("heat1d")(n=10)
+    heat = Rod(n=10)
     t1, dt = 0.5, 1e-2  # stable up to D ~ 5.8 for rk4
 
     def u0(d, adjoint="auto"):
@@ -199,7 +199,7 @@ def test_the_stability_check_leaves_grad_and_vmap_alone():
 
 
 def test_a_streamed_run_fails_as_unstable_too():
-    heat = dl.models.get("heat1d")(n=10)
+    heat = Rod(n=10)
     chunks = list(dl.stream(heat.replace(D=10.0), 0.5, solver="rk4", dt=1e-2, chunk_size=10,
                             throw=False))
     assert chunks[-1].result == dl.Result.UNSTABLE

@@ -2,8 +2,9 @@
 
 The Kvaerno solvers' Newton iterations solve linear systems. Done by LAPACK's batched LU
 (a custom call that waits, on a thread of the CPU client's pool, for parts it gave that
-pool), a sweep of heat1d (50 states) on two CPU devices of a two-core machine waited for
-ever with both pool threads inside the kernel. The solve is now plain XLA (``PlainLU``).
+pool), a sweep of the heat equation by the method of lines (``Rod``, 50 states) on two
+CPU devices of a two-core machine waited for ever with both pool threads inside the
+kernel. The solve is now plain XLA (``PlainLU``).
 The sweeps on 2 and 8 devices run in a subprocess under a hard timeout, so a return of
 the wedge fails the test instead of hanging the suite.
 """
@@ -12,6 +13,7 @@ import os
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 import jax
 import jax.numpy as jnp
@@ -20,6 +22,7 @@ import pytest
 import scipy.linalg
 
 import difflab as dl
+from tests.models_for_tests import Rod
 
 # white-box: the linear solve the stiff solvers use
 from difflab.solvers._steppers import linear
@@ -27,10 +30,12 @@ from difflab.solvers._steppers import linear
 DS = np.linspace(0.05, 0.2, 16)
 T1 = 0.5
 HARD_TIMEOUT = 240  # seconds; the sweep itself takes a few on two loaded cores
+ROOT = Path(__file__).resolve().parents[2]  # where ``tests.models_for_tests`` imports from
 
 SCRIPT = textwrap.dedent(f"""
     import numpy as np, difflab as dl, jax
-    res = dl.sweep(dl.models.get("heat1d")(), dl.grid({{"D": np.linspace(0.05, 0.2, 16)}}),
+    from tests.models_for_tests import Rod
+    res = dl.sweep(Rod(), dl.grid({{"D": np.linspace(0.05, 0.2, 16)}}),
                    {T1}, solver="kvaerno5", observables={{"f": "final(u24)"}})
     assert len(jax.devices()) == int({{n}}), jax.devices()
     print(repr(np.asarray(res.observables["f"]).tolist()))
@@ -43,9 +48,10 @@ def sweep_in_subprocess(n_devices: int):
     env["XLA_FLAGS"] = f"--xla_force_host_platform_device_count={n_devices}"
     try:
         done = subprocess.run([sys.executable, "-c", SCRIPT.replace("{n}", str(n_devices))],
-                              env=env, capture_output=True, text=True, timeout=HARD_TIMEOUT)
+                              env=env, capture_output=True, text=True, timeout=HARD_TIMEOUT,
+                              cwd=ROOT)
     except subprocess.TimeoutExpired:
-        pytest.fail(f"the heat1d sweep on {n_devices} devices did not return in "
+        pytest.fail(f"the stiff sweep on {n_devices} devices did not return in "
                     f"{HARD_TIMEOUT} s")
     assert done.returncode == 0, done.stderr[-2000:]
     values, results = done.stdout.strip().splitlines()[-2:]
@@ -54,7 +60,7 @@ def sweep_in_subprocess(n_devices: int):
 
 @pytest.fixture(scope="module")
 def one_device():
-    res = dl.sweep(dl.models.get("heat1d")(), dl.grid({"D": DS}), T1, solver="kvaerno5",
+    res = dl.sweep(Rod(), dl.grid({"D": DS}), T1, solver="kvaerno5",
                    devices=1, observables={"f": "final(u24)"})
     return np.asarray(res.observables["f"])
 
@@ -72,9 +78,8 @@ def test_a_stiff_sweep_finishes_on_many_devices(n_devices, one_device):
 
 
 def test_the_stiff_solve_holds_no_lapack_call():
-    model = dl.models.get("heat1d")(n=8)
     f = jax.jit(jax.vmap(lambda d: dl.simulate(
-        model.__class__(D=d, n=8), 0.1, solver="kvaerno5", n_save=2).ys[-1]))
+        Rod(D=d, n=8), 0.1, solver="kvaerno5", n_save=2).ys[-1]))
     text = f.lower(jnp.linspace(0.1, 0.2, 4)).as_text()
     assert "lapack" not in text.lower()
 

@@ -112,6 +112,12 @@ class AbstractFieldModel(eqx.Module):
         return {name: from_fourier(linear[name] * to_fourier(u, self.grid), self.grid)
                 for name, u in fields.items()}
 
+    def linear_operator_is_multiplier(self) -> bool:
+        """Whether :meth:`linear_operator` is the Fourier multiplier of :meth:`linear_part`
+        (then an IMEX stage divides in Fourier space instead of running GMRES)."""
+        default = type(self).linear_operator is AbstractFieldModel.linear_operator
+        return default and self.linear_part() is not None
+
     def has_linear_operator(self) -> bool:
         """Whether :meth:`linear_operator` is defined (IMEX solvers need it)."""
         own = type(self).linear_operator is not AbstractFieldModel.linear_operator

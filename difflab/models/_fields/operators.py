@@ -78,20 +78,30 @@ def _combine(padded, stencil, count: int, axis: int):
 
 
 def _apply(u, grid, axis: int, stencil, order: int, t):
-    """The stencil along ``axis``. The interior is summed from slices of ``u`` itself and
-    only the ``width`` points at each end from thin padded slabs: padding the whole field
-    first costs an extra pass over memory (several, were it gathered by index)."""
+    """The stencil along ``axis``."""
     width = len(stencil) // 2
-    n = u.shape[axis]
-    if n < 2 * width:
-        return _combine(pad(u, grid, axis, width, order, t), stencil, n, axis)
-    before, after = _ghost_layers(u, grid, axis, width, order, t)
-    low = jnp.concatenate([before, lax.slice_in_dim(u, 0, 2 * width, axis=axis)], axis=axis)
-    high = jnp.concatenate([lax.slice_in_dim(u, n - 2 * width, n, axis=axis), after],
-                           axis=axis)
+    if u.shape[axis] < 2 * width:
+        return _combine(pad(u, grid, axis, width, order, t), stencil, u.shape[axis], axis)
+    return _assemble(u, _ghost_layers(u, grid, axis, width, order, t), stencil, axis)
+
+
+def _assemble(u, ghosts, stencil, axis: int):
+    """The stencil along ``axis`` given the ghost layers beyond both ends. The interior is
+    summed from slices of ``u`` itself and only the ``width`` points at each end from
+    thin padded slabs: padding the whole field first costs an extra pass over memory."""
+    width, n = len(stencil) // 2, u.shape[axis]
+    low, high = _ends(u, ghosts, width, axis)
     parts = [_combine(low, stencil, width, axis), _combine(u, stencil, n - 2 * width, axis),
              _combine(high, stencil, width, axis)]
     return jnp.concatenate(parts, axis=axis)
+
+
+def _ends(u, ghosts, width: int, axis: int):
+    """The ``2 width`` points at each end of ``axis`` with the ghost layers beyond them."""
+    n = u.shape[axis]
+    return (jnp.concatenate([ghosts[0], lax.slice_in_dim(u, 0, 2 * width, axis=axis)], axis=axis),
+            jnp.concatenate([lax.slice_in_dim(u, n - 2 * width, n, axis=axis), ghosts[1]],
+                            axis=axis))
 
 
 def derivative(u, grid, axis: int, order: int = 2, t=0.0):
@@ -108,7 +118,37 @@ def second_derivative(u, grid, axis: int, order: int = 2, t=0.0):
 
 def laplace(u, grid, order: int = 2, t=0.0):
     """The Laplacian of the scalar field ``u``: the sum of second derivatives."""
-    return sum(second_derivative(u, grid, i, order, t) for i in range(grid.ndim))
+    _check_order(order)
+    return _stencil_sum(u, grid, [tuple(c / h**2 for c in SECOND[order]) for h in grid.spacing],
+                        order, t)
+
+
+def _stencil_sum(u, grid, stencils, order: int, t):
+    """The sum over axes of ``stencils[axis]`` along each, assembled in one array: the
+    interior (every point ``width`` or more from each wall) summed from slices of ``u`` in
+    one pass, then the thin slabs along the walls written into it in place. Summing whole
+    per-axis results instead costs a pass over memory each."""
+    width = len(stencils[0]) // 2
+    if min(u.shape) <= 2 * width:
+        return sum(_apply(u, grid, axis, s, order, t) for axis, s in enumerate(stencils))
+    ghosts = [_ghost_layers(u, grid, axis, width, order, t) for axis in range(u.ndim)]
+    interior = tuple(slice(width, n - width) for n in u.shape)
+    total = 0.0
+    for axis, stencil in enumerate(stencils):
+        rows = interior[:axis] + (slice(None),) + interior[axis + 1:]
+        total = total + _combine(u[rows], stencil, u.shape[axis] - 2 * width, axis)
+    out = jnp.pad(total, width)
+    for axis, stencil in enumerate(stencils):
+        n = u.shape[axis]
+        for end, start in zip(_ends(u, ghosts[axis], width, axis), (0, n - width)):
+            def part(x, start=start, axis=axis):
+                return lax.slice_in_dim(x, start, start + width, axis=axis)
+
+            slab = _combine(end, stencil, width, axis) + sum(
+                _assemble(part(u), [part(g) for g in ghosts[other]], s, other)
+                for other, s in enumerate(stencils) if other != axis)
+            out = out.at[(slice(None),) * axis + (slice(start, start + width),)].set(slab)
+    return out
 
 
 def gradient(u, grid, order: int = 2, t=0.0):

@@ -11,15 +11,21 @@ and parameters) times ``laplace(u)`` or times ``u`` itself, ``u`` being the fiel
 equation advances, is linear: on a fully periodic grid these terms make the Fourier
 multiplier of ``linear_part`` (so ``etdrk4`` takes them exactly), and every other term is
 the nonlinear part. On a grid with walls the operators are finite differences of order 2
-that meet the walls' conditions, there is no linear part and the whole right-hand side is
-``vector_field``.
+that meet the walls' conditions and there is no Fourier linear part: the same linear terms,
+with the same finite differences, are ``linear_operator`` (which ``imex2`` takes
+implicitly) and every other term is ``nonlinear_part``. A coefficient that depends on
+``t``, the coordinates or a field keeps its term out of the linear ones.
 """
 
 import ast
+import dataclasses
+import functools
 import types
 
 import equinox as eqx
+import jax
 import jax.numpy as jnp
+import numpy as np
 
 from .._base import param
 from .._expressions import CONSTANTS, FUNCTIONS, TIME, compile_expression
@@ -132,6 +138,46 @@ def grid_operators(grid, t) -> dict:
     return ops
 
 
+def _linear_sum(terms, env, u, laplace):
+    """The sum of the linear terms ``(sign, kind, factors)`` applied to the field ``u``."""
+    total = jnp.zeros_like(u)
+    for sign, kind, factors in terms:
+        term = _coefficient(factors, env) * (laplace(u) if kind == "laplace" else u)
+        total = total + term if sign > 0 else total - term
+    return total
+
+
+def _at_rest(side):
+    """``side`` with its wall value set to zero (a periodic side as it is)."""
+    return side if side.periodic else dataclasses.replace(side, value=0.0)
+
+
+@functools.lru_cache(maxsize=64)
+def _second_difference_eigenvalues(extent, points: int, sides: tuple) -> np.ndarray:
+    """The eigenvalues of ``operators.second_derivative`` on one axis with these sides."""
+    line = Grid((extent,), (points,), sides)
+    with jax.ensure_compile_time_eval():  # numbers, even while a run is being traced
+        matrix = jax.jit(lambda unit: fd.second_derivative(unit, line, 0))(jnp.eye(points))
+    return np.linalg.eigvals(np.asarray(matrix, dtype=float))
+
+
+def difference_laplace_eigenvalues(grid) -> np.ndarray:
+    """The eigenvalues of ``operators.laplace`` on ``grid`` (walls at rest), one per grid
+    point: the Laplacian is a sum over axes, so they are sums of each axis's own."""
+    total = np.zeros(grid.shape, dtype=complex)
+    for axis in range(grid.ndim):
+        sides = tuple(_at_rest(side) for side in grid.boundaries[axis])
+        try:
+            values = _second_difference_eigenvalues(grid.extent[axis], grid.points[axis], sides)
+        except TypeError:  # a side that cannot be hashed (a Robin wall's array parameter)
+            values = _second_difference_eigenvalues.__wrapped__(
+                grid.extent[axis], grid.points[axis], sides)
+        shape = [1] * grid.ndim
+        shape[axis] = values.size
+        total = total + values.reshape(shape)
+    return total
+
+
 def _sum(terms, env, shape):
     total = 0.0
     for sign, term in terms:
@@ -158,35 +204,57 @@ def _methods(parsed):
             env[name] = value(env)
         return env
 
-    def linear_part(self):
-        if not _periodic(self.grid):
-            return None
-        env, laplacian = constants(self), jnp.asarray(laplace_multiplier(self.grid))
-        part = {}
+    def symbol(self, laplacian, shape):
+        """The linear terms of each field, where the Laplacian is ``laplacian``."""
+        env, part = constants(self), {}
         for state in states:
-            total = jnp.zeros(fourier_shape(self.grid))
+            total = jnp.zeros(shape)
             for sign, kind, factors in split[state][0]:
                 term = _coefficient(factors, env) * (laplacian if kind == "laplace" else 1.0)
                 total = total + term if sign > 0 else total - term
             part[state] = total
         return part
 
+    def linear_part(self):
+        if not _periodic(self.grid):
+            return None
+        laplacian = jnp.asarray(laplace_multiplier(self.grid))
+        return symbol(self, laplacian, fourier_shape(self.grid))
+
+    def linear_operator(self, t, fields):
+        if _periodic(self.grid):  # the Fourier multiplier of linear_part
+            return AbstractFieldModel.linear_operator(self, t, fields)
+        env, laplace = constants(self), grid_operators(self.grid, t)["laplace"]
+        return {s: _linear_sum(split[s][0], env, fields[s], laplace) for s in states}
+
+    def linear_operator_is_multiplier(self):
+        return _periodic(self.grid)
+
+    def linear_eigenvalues(self):
+        if _periodic(self.grid):
+            return AbstractFieldModel.linear_eigenvalues(self)
+        laplacian = difference_laplace_eigenvalues(self.grid)  # walls at rest
+        return list(symbol(self, laplacian, self.grid.shape).values())
+
     def nonlinear_part(self, t, fields):
         env = environment(self, t, fields)
-        terms = {s: split[s][1] for s in states} if _periodic(self.grid) else whole
-        return {s: _sum(terms[s], env, self.grid.shape) for s in states}
+        return {s: _sum(split[s][1], env, self.grid.shape) for s in states}
 
     def vector_field(self, t, fields):
         if _periodic(self.grid):
             return AbstractFieldModel.vector_field(self, t, fields)
-        return nonlinear_part(self, t, fields)  # no linear part: the whole right-hand side
+        env = environment(self, t, fields)  # the right-hand side as written, in one piece
+        return {s: _sum(whole[s], env, self.grid.shape) for s in states}
 
     def initial_fields(self):
         env = dict(constants(self), **dict(zip(self.grid.axis_names, self.grid.coordinates)))
         return {s: _sum([(1, inits[s])], env, self.grid.shape) for s in states}
 
-    return {"linear_part": linear_part, "nonlinear_part": nonlinear_part,
-            "vector_field": vector_field, "initial_fields": initial_fields}
+    return {"linear_part": linear_part, "linear_operator": linear_operator,
+            "linear_operator_is_multiplier": linear_operator_is_multiplier,
+            "linear_eigenvalues": linear_eigenvalues,
+            "nonlinear_part": nonlinear_part, "vector_field": vector_field,
+            "initial_fields": initial_fields}
 
 
 def _summary(parsed) -> str:

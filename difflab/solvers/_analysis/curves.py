@@ -27,12 +27,14 @@ CODIM_TWO_KINDS = ("cusp", "bogdanov-takens", "bautin")
 
 
 class CodimTwoPoint(eqx.Module):
-    """A cusp, Bogdanov-Takens or Bautin point: the ``values`` (2,) of the curve's two
-    parameters and the ``state`` there."""
+    """A cusp, Bogdanov-Takens or Bautin point, or on a curve of cycles a cusp of cycles
+    or fold-flip point: the ``values`` (2,) of the curve's two parameters, the ``state``
+    there and, on a curve of cycles, the orbit's ``period`` (else ``None``)."""
 
     kind: str = eqx.field(static=True)
     values: np.ndarray
     state: np.ndarray
+    period: float | None = None
 
 
 class BifurcationCurve(eqx.Module):

@@ -53,7 +53,9 @@ def homoclinic(model, params, start, lo: float, hi: float, *, t: float = 0.0,
     segments of about ``steps / segments`` RK4 steps (default: the branch's steps, else
     400); arclength steps ``ds`` (default ``(hi - lo) / 100``) adapt between ``ds_min``
     and ``ds_max``. Gives a :class:`CycleCurve` of kind ``"homoclinic"`` with the saddle
-    and its eigenvalues at each point. ``model`` may also be an analysis result."""
+    and its eigenvalues at each point, and the estimated relative error of the period
+    of each orbit at its parameters (``errors``). ``model`` may also be an analysis
+    result."""
     model = model_of(model)
     untraced("homoclinic", model, lo, hi)
     lo, hi, params = float(lo), float(hi), tuple(params)

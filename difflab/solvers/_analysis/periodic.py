@@ -102,7 +102,7 @@ class PeriodicOrbits(eqx.Module):
 
     def to_dict(self) -> dict:
         """``{"param": P, "points": [{"value", "period", "min", "max", "stable",
-        "multipliers"}], "special": [{"type", "value", "period"}]}``"""
+        "multipliers"}], "special": [{"type", "value", "period"}], "status": why it ended}``"""
         names = self.state_names
         points = [{"value": float(v), "period": float(T),
                    "min": dict(zip(names, map(float, lo))),
@@ -113,7 +113,8 @@ class PeriodicOrbits(eqx.Module):
                                                  self.maxima, self.stable, self.multipliers)]
         special = [{"type": s.kind, "value": float(s.value), "period": float(s.period)}
                    for s in self.special]
-        return {"param": self.param, "points": points, "special": special}
+        return {"param": self.param, "points": points, "special": special,
+                "status": self.status}
 
     def to_json(self) -> str:
         """:meth:`to_dict` as a JSON string."""
@@ -370,7 +371,9 @@ def periodic_orbits(model, param: str, start, lo: float, hi: float, *, t: float 
     :class:`CycleSpecialPoint` of a branch in ``p``: the curve of such points in
     ``(p, q)`` (the orbit and its fold or doubling condition continued together, on
     ``segments`` segments of about ``steps / segments`` RK4 steps: give the branch's
-    ``steps``), both ways until ``q`` leaves ``[lo, hi]``. Gives a :class:`CycleCurve`.
+    ``steps``), both ways until ``q`` leaves ``[lo, hi]``. Gives a :class:`CycleCurve`
+    with each period's estimated error (``errors``); where one passes ``rtol`` its
+    ``status`` says so (give more ``steps``).
 
     ``model`` may also be an analysis result (a branch or curve, e.g. one read back from
     a session): its model is used.
@@ -385,7 +388,7 @@ def periodic_orbits(model, param: str, start, lo: float, hi: float, *, t: float 
         _check(model, param[0], lo, hi, segments, steps)
         return from_special(model, tuple(param), start, lo, hi, t=t, segments=int(segments),
                             steps=int(steps), sizes=sizes, max_points=max_points, tol=tol,
-                            max_newton=max_newton)
+                            max_newton=max_newton, rtol=float(rtol))
     _check(model, param, lo, hi, segments, steps)
     _check(model, param, lo, hi, segments, max(int(max_steps), int(steps)))
     n = len(np.asarray(model.initial_state()))

@@ -8,6 +8,7 @@ Bifurcation Theory*, 6.2): ``p = p_h + C exp(-lambda T)``, which two orbits of t
 solve for ``p_h``.
 """
 
+import equinox as eqx
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -22,18 +23,25 @@ def saddle_near(model, path, t) -> tuple[np.ndarray, np.ndarray, float] | None:
     of ``model``, its eigenvalues (largest real part first) and the path's least
     distance from it relative to the path's size; ``None`` if there is none."""
     path = np.asarray(path, dtype=float)
-    field = jax.vmap(lambda y: model.vector_field(t, y))
-    speed = np.linalg.norm(np.asarray(field(jnp.asarray(path))), axis=1)
+    speed = np.asarray(_speeds(model, jnp.asarray(path), jnp.asarray(t, float)))
     roots = roots_from(model, path[np.argsort(speed)[:3]], t)
     if not len(roots):
         return None
     gaps = np.array([np.min(np.linalg.norm(path - x, axis=1)) for x in roots])
     x = roots[int(np.argmin(gaps))]
-    values = eigenvalues(jacobian(model, jnp.asarray(x), t))
+    values = eigenvalues(_jacobian(model, jnp.asarray(x), jnp.asarray(t, float)))
     if classify(values) != "saddle":
         return None
     size = np.linalg.norm(path.max(axis=0) - path.min(axis=0))
     return x, values, float(gaps.min() / size) if size > 0 else np.inf
+
+
+@eqx.filter_jit
+def _speeds(model, path, t):
+    return jnp.linalg.norm(jax.vmap(lambda y: model.vector_field(t, y))(path), axis=1)
+
+
+_jacobian = eqx.filter_jit(jacobian)  # compiled once per model class, not traced per orbit
 
 
 def homoclinic_value(values, periods, rate) -> float:
@@ -77,6 +85,7 @@ def homoclinic_end(model, param, values, periods, path, t, near=NEAR) -> str | N
     if not follows(values, periods, rate):
         return None
     p_h = homoclinic_value(values, periods, rate)
+    x = np.where(np.abs(x) > 1e-12 * max(1.0, np.max(np.abs(x))), x, 0.0)  # round-off: 0
     state = ", ".join(f"{v:.6g}" for v in x)
     return (f"period grows without bound: homoclinic orbit near {param}={p_h:.8g}, to the "
             f"saddle at ({state}) with eigenvalues {describe(eig)}")

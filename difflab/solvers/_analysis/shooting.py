@@ -123,6 +123,16 @@ def _period_error(f, u, xs, ends, jac, mesh):
 
 
 @eqx.filter_jit
+def period_error(model, param, t, u, mesh):
+    """The relative error of the period of the orbit ``u`` on ``mesh`` (see
+    ``_period_error``), the phase condition normal to the flow at ``x_0``."""
+    f = _field(model, param, t)
+    xs, ends, a, b, c = _blocks(f, u, mesh)
+    jac = _jacobian(a, b, c, _velocity(f, u, mesh.shape[0]))
+    return _period_error(f, u, xs, ends, jac, mesh)
+
+
+@eqx.filter_jit
 def orbit_path(model, param, t, x, period, p, hs):
     """The RK4 path ``(len(hs) + 1, n)`` from ``x`` with steps ``hs`` (summing to one
     period), ``x`` first."""

@@ -123,7 +123,8 @@ def locate(condition, step, model, t0, y0, h, g0, g1):
                                       (theta,), (jnp.ones_like(theta),))
     slope, dy = cut(slope), cut(dy)
     delta = -jnp.where(slope == 0, 0.0, value / jnp.where(slope == 0, 1.0, slope))
-    return t0 + theta + delta, y + dy * delta  # delta is tiny: first order is exact
+    # delta is tiny: first order is exact (``y`` may be a pytree: a field model's fields)
+    return t0 + theta + delta, jax.tree.map(lambda a, b: a + b * delta, y, dy)
 
 
 def along(condition, step, model, t0, y0, theta):

@@ -25,7 +25,7 @@ import equinox as eqx
 import jax
 import jax.numpy as jnp
 
-from ...models import AbstractFieldModel, from_fourier, to_fourier
+from ...models import from_fourier, to_fourier
 from .newton_krylov import NewtonKrylov
 
 _G = 1 - 1 / math.sqrt(2)
@@ -66,8 +66,8 @@ class AbstractFieldDIRK(eqx.Module):
     def __init__(self, model, dt, newton: NewtonKrylov | None = None):
         self.dt = jnp.asarray(dt, dtype=float)
         self.linear = model.linear_operator if self.split else None
-        own = type(model).linear_operator is not AbstractFieldModel.linear_operator
-        self.multipliers = None if own or not self.split else model.linear_part()
+        fourier = self.split and model.linear_operator_is_multiplier()
+        self.multipliers = model.linear_part() if fourier else None
         self.grid = model.grid
         self.newton = NewtonKrylov() if newton is None else newton
 

@@ -5,15 +5,21 @@ step times the method's diagonal). Newton's corrections solve ``(I - c J) dU = -
 by GMRES, where ``J v`` is a Jacobian-vector product (``jax.linearize`` of ``F``): no
 Jacobian is ever formed, so the memory is a few dozen copies of the state (GMRES's Krylov
 basis) however many values the fields hold. Derivatives of the solution go through the
-implicit function theorem (``jax.lax.custom_root``), not through the iterations.
+implicit function theorem (``jax.lax.custom_root``), not through the iterations: the
+tangent solve (forward mode) and its transpose (reverse mode) are GMRES solves as the
+Newton corrections' (``jax.lax.custom_linear_solve``), to the same tolerance relative to
+their right-hand side's 2-norm. A cotangent as sparse as one grid value (a loss on one
+point) is solved as any other: its Krylov space may close early (an exact solve), and
+its zero values need no accuracy of their own (a tolerance scaled value by value, as
+``lineax.GMRES``'s, can never be met there).
 
-A stage that does not converge returns NaN fields, which the run reports as diverged.
+A stage that does not converge returns NaN fields, which the run reports as diverged;
+a derivative solve that does not converge gives NaN derivatives.
 """
 
 import equinox as eqx
 import jax
 import jax.numpy as jnp
-import lineax as lx
 from jax.scipy.sparse.linalg import gmres
 
 
@@ -49,11 +55,8 @@ class NewtonKrylov(eqx.Module):
         def solve(g, guess):
             return self._newton(g, guess, 1 if affine else self.max_newton)
 
-        def tangent_solve(g, y):  # lineax's solve: reverse mode transposes it
-            operator = lx.FunctionLinearOperator(g, jax.eval_shape(lambda: y))
-            solver = lx.GMRES(rtol=self.linear_rtol, atol=0.0, restart=self.restart,
-                              max_steps=self.restart * self.restarts)
-            return lx.linear_solve(operator, y, solver, throw=False).value
+        def tangent_solve(g, y):  # reverse mode transposes it: GMRES on g's transpose
+            return jax.lax.custom_linear_solve(g, y, self.linear_solve, self.linear_solve)
 
         return jax.lax.custom_root(residual, rhs, solve, tangent_solve)
 
