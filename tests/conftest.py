@@ -6,6 +6,7 @@ os.environ.setdefault("XLA_FLAGS", "--xla_force_host_platform_device_count=8")
 
 import gc
 import math
+import sys
 
 import jax
 import numpy as np
@@ -31,6 +32,17 @@ def _earlier_objects_left_out_of_gc():
         thread.join(timeout=120)
     gc.collect()
     gc.freeze()
+
+
+@pytest.fixture(autouse=True)
+def _collect_on_the_main_thread():
+    """Once the app collects on the GUI thread only (``difflab.gui._gc``, from the first
+    GUI test on), each test ends with the collection it would have had: a file that runs
+    no event loop would otherwise collect nothing."""
+    yield
+    collector = sys.modules.get("difflab.gui._gc")
+    if collector is not None and not gc.isenabled():
+        collector.collect()
 
 
 @pytest.fixture(autouse=True)

@@ -1,13 +1,18 @@
-"""Python's cycle collector, run on the GUI thread only while a window is open.
+"""Python's cycle collector, run on the GUI thread only, for as long as the application lives.
 
 A Qt object caught in a reference cycle is freed by whichever thread the collector
 happens to run in. Freed on a worker thread (which allocates plenty while JAX traces),
-its C++ destructor runs there: with PySide6 6.11 the worker then waits for the GIL
-inside ``~QObject`` while the GUI thread, holding the GIL, waits for that object's
-lock, and the app hangs. So while a window is open, automatic collection is off and a
-timer on the GUI thread collects, with the automatic collector's own thresholds. The
-objects alive when the first window opens (JAX, Qt, the modules: about 170,000) are
-frozen out of collection, or every full collection would stall the GUI for ~100 ms.
+its C++ destructor runs there: with PySide6 6.11 the worker may wait for the GIL inside
+``~QObject`` while the GUI thread, holding the GIL, waits for that object's lock (the app
+hangs), or the process dies of a segmentation fault. Such cycles outlive the windows
+that made them (a closed window waits in one for the collector), so from the first
+window on, automatic collection is off and a timer on the GUI thread collects, with the
+automatic collector's own thresholds, until the application is destroyed. The objects
+alive when the first window opens (JAX, Qt, the modules: about 170,000) are frozen out
+of collection, or every full collection would stall the GUI for ~100 ms.
+
+A script that goes on computing after its windows closed, without Qt's event loop,
+collects its cycles itself (``gc.collect()`` on the main thread).
 """
 
 import gc
@@ -15,34 +20,32 @@ import gc
 from PySide6.QtCore import QCoreApplication, QTimer
 
 INTERVAL_MS = 250
-_holders: set[int] = set()
 _timer: QTimer | None = None
 
 
-def hold(owner) -> None:
-    """Collect on the GUI thread until every holder has called :func:`release`."""
+def take_over() -> None:
+    """Collect on the GUI thread from now on, until the application is destroyed (once
+    per application: later calls do nothing)."""
     global _timer
-    if not _holders:
-        _timer = QTimer(QCoreApplication.instance())
-        _timer.timeout.connect(collect)
-        _timer.start(INTERVAL_MS)
-        gc.disable()
-        gc.collect()
-        gc.freeze()
-    _holders.add(id(owner))
-
-
-def release(owner) -> None:
-    """Give automatic collection back once the last holder lets go."""
-    global _timer
-    if id(owner) not in _holders:
+    app = QCoreApplication.instance()
+    if _timer is not None or app is None:
         return
-    _holders.discard(id(owner))
-    if not _holders:
-        _timer.stop()
-        _timer.deleteLater()
-        _timer = None
-        gc.unfreeze()
+    _timer = QTimer(app)
+    _timer.timeout.connect(collect)
+    _timer.start(INTERVAL_MS)
+    automatic = gc.isenabled()
+    gc.disable()
+    gc.collect()
+    gc.freeze()
+    app.destroyed.connect(lambda: _give_back(automatic))
+
+
+def _give_back(automatic: bool) -> None:
+    """The application is gone (and its timer with it): collection is as it was before."""
+    global _timer
+    _timer = None
+    gc.unfreeze()
+    if automatic:
         gc.enable()
 
 

@@ -80,7 +80,7 @@ class MainWindow(QMainWindow):
         # Worker threads run Python (JAX tracing) beside the GUI thread: hand the GIL over
         # every millisecond rather than every 5, so a redraw never waits long for it.
         sys.setswitchinterval(min(sys.getswitchinterval(), SWITCH_INTERVAL_S))
-        _gc.hold(self)  # Qt objects are freed on the GUI thread only (see _gc)
+        _gc.take_over()  # Qt objects are freed on the GUI thread only (see _gc)
         self.settings = settings or QSettings("DiffLab", "DiffLab")
         if lab is None:  # the app starting: its first solve compiles while the window is built
             apply_device_choices(self.settings)  # the Device tab's, before JAX computes
@@ -612,7 +612,6 @@ class MainWindow(QMainWindow):
         for worker in list(self.workers.values()):  # one stuck is let go of after a while
             self.watch.stop_now(worker, SHUTDOWN_WAIT_MS)
         self.live_solver.shutdown()
-        _gc.release(self)
 
 
 def _under(bar: QRect, dock: QRect) -> bool:

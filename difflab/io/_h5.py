@@ -182,8 +182,10 @@ def quiet_failed_closes(hold_stderr: bool = False):
     stderr, sys.stderr = sys.stderr, (held if hold_stderr else sys.stderr)
     try:
         yield
+    except BaseException:
+        collect_failed_write()
+        raise
     finally:
-        gc.collect()
         sys.unraisablehook, sys.stderr = previous, stderr
         _quieting.release()
         text = held.getvalue()
@@ -192,6 +194,13 @@ def quiet_failed_closes(hold_stderr: bool = False):
 
 
 _quieting = threading.Lock()  # one write at a time swaps the process's stderr and hook
+
+
+def collect_failed_write() -> None:
+    """Close the HDF5 objects a failed write left in reference cycles. Called after a
+    failure only: a collection frees every cycle there is on the calling thread, and a Qt
+    object freed on a worker thread can crash the app (``difflab.gui._gc``)."""
+    gc.collect()
 
 
 def size_text(n: float) -> str:

@@ -425,6 +425,8 @@ def out_of_space(path, kept: str, hold_stderr: bool = False):
             if not _h5.disk_full(error):
                 raise
             failed = True  # raised below, once HDF5's objects of the failed write are gone
+        if failed:
+            _h5.collect_failed_write()
     if failed:
         raise _h5.no_space(path, kept)
 

@@ -35,6 +35,16 @@ def application_font(qapp):
     return qapp.font()
 
 
+@pytest.fixture(scope="session", autouse=True)
+def collector_on_the_gui_thread(qapp):
+    """As in the app, Qt objects are freed on the GUI thread only (``difflab.gui._gc``),
+    from the first GUI test on, also those of tests that build a widget without a window:
+    one freed by a worker thread's collection crashed a test worker."""
+    from difflab.gui import _gc
+
+    _gc.take_over()
+
+
 @pytest.fixture
 def settings(tmp_path):
     """A QSettings file of the test's own, so tests never read or write the user's."""
