@@ -132,11 +132,15 @@ CHECKPOINT_LEVELS = 3
 
 
 def _steps(step, carry, n: int, levels: int = CHECKPOINT_LEVELS):
-    """``n`` steps from ``carry``: plain for up to ``BLOCK`` steps, else at most ``BLOCK``
-    checkpointed runs (each taken again in the reverse pass) and the remainder."""
+    """``n`` steps from ``carry``: plain for up to ``BLOCK`` steps, else checkpointed runs
+    of ``BLOCK ** j`` steps (each taken again in the reverse pass; at most ``BLOCK`` of
+    them while the levels last) and the remainder. The innermost loops are ``BLOCK``
+    steps long, so a forward run pays little for the checkpoints."""
     if n <= BLOCK or levels == 1:
         return jax.lax.scan(step, carry, None, length=n)[0]
-    size = -(-n // BLOCK)
+    size = BLOCK
+    while size * BLOCK < n and size < BLOCK ** (levels - 1):
+        size *= BLOCK
     runs, rest = divmod(n, size)
     run = jax.checkpoint(lambda c, _: (_steps(step, c, size, levels - 1), None),
                          prevent_cse=False)
@@ -268,7 +272,9 @@ def _run_adaptive(model, solver: str, fields, ts, dt0, rtol, atol, max_steps: in
 
 
 def _as_float(v):
-    return jnp.asarray(v, dtype=float)
+    """A time as the compiled run takes it (traced, not static): on the host, as NumPy's
+    conversion costs less than JAX's."""
+    return v if isinstance(v, jax.Array) else np.asarray(v, dtype=float)
 
 
 def _start(model: AbstractFieldModel, fields, frames: int) -> dict:
@@ -280,7 +286,13 @@ def _start(model: AbstractFieldModel, fields, frames: int) -> dict:
         raise TypeError(f"the initial fields are a dict {{name: array}}, not "
                         f"{type(fields).__name__}")
     model.check_fields(fields)
-    return {name: jnp.asarray(u, dtype=float) for name, u in fields.items()}
+    return {name: u if _float_array(u) else jnp.asarray(u, dtype=float)
+            for name, u in fields.items()}
+
+
+def _float_array(u) -> bool:
+    """Whether ``u`` is already what a run takes (no conversion to pay for)."""
+    return isinstance(u, jax.Array) and u.dtype == jnp.result_type(float)
 
 
 def _name(solver) -> str:
