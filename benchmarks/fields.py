@@ -19,7 +19,8 @@ are the same equations on the same grid, split alike:
 * Gray-Scott 2-D on ``[0, 1]^2`` (Du = 2e-5, Dv = 1e-5, F = 0.04, k = 0.06) from a
   Gaussian spot to ``t = --gs-t1``; exponax is run without dealiasing, as DiffLab;
 * Kuramoto-Sivashinsky 1-D on ``[0, 32 pi]``, 128 points, Kassam and Trefethen's initial
-  field, to ``t = 50`` (exponax's conservative form, both dealiased by 2/3).
+  field, to ``t = 50`` (exponax's conservative form, both dealiased by 2/3: DiffLab keeps
+  the wavenumbers up to 42 of 64, exponax those up to 41).
 
 py-pde (finite differences of order 2, numba, explicit steps) runs beside DiffLab on:
 
