@@ -272,8 +272,8 @@ def _run_adaptive(model, solver: str, fields, ts, dt0, rtol, atol, max_steps: in
 
 
 def _as_float(v):
-    """A time as the compiled run takes it (traced, not static): on the host, as NumPy's
-    conversion costs less than JAX's."""
+    """A number (a time, a tolerance) as a compiled run takes it, traced, not static:
+    converted by NumPy, which costs less than JAX's conversion on every call."""
     return v if isinstance(v, jax.Array) else np.asarray(v, dtype=float)
 
 
