@@ -25,11 +25,18 @@ def _earlier_objects_left_out_of_gc():
     cyclic garbage collector. Otherwise every full collection scans them all (about a
     second each), and a file run late in a worker took up to five times as long as alone.
     The collection first frees the cycles the previous file left, scanning only them,
-    once the app's background compiles of that file have finished."""
+    once the app's background compiles of that file have finished.
+
+    A worker's compiled programs are dropped once they hold more than half the memory
+    maps the kernel allows a process: at its limit the next compile died of a
+    segmentation fault, late in a full run (``difflab._memory_maps``)."""
+    from difflab import _memory_maps
     from difflab.app import runs
 
     for thread in [*runs._precompiling, *runs._optimizing.values()]:
         thread.join(timeout=120)
+    if _memory_maps.relieve(share=0.5, every_s=0.0):
+        gc.unfreeze()  # programs dropped may hang from cycles frozen by earlier files
     gc.collect()
     gc.freeze()
 

@@ -19,6 +19,7 @@ import numpy as np
 
 import difflab as dl
 
+from .. import _memory_maps
 from .._threads import own as own_thread
 from .._threads import start as start_thread
 from . import accuracy, timing
@@ -153,7 +154,10 @@ def solve(request: SolveRequest) -> dl.Trajectory:
     :data:`SLOW_RUN`, the optimized program is compiled on a background thread and
     used from then on.
     Waits for a :func:`precompile` still running, rather than compile its programs twice.
+    A long session's compiled programs are dropped before they reach the kernel's limit
+    on memory maps (:mod:`difflab._memory_maps`).
     """
+    _memory_maps.relieve()
     for thread in list(_precompiling):
         if thread is not threading.current_thread():
             thread.join()

@@ -21,6 +21,7 @@ from collections.abc import Callable, Iterator
 import shiboken6
 from PySide6.QtCore import QThread, Signal
 
+from .. import _memory_maps
 from .._threads import own
 from ..app.runs import SolveRequest, solve
 
@@ -233,6 +234,7 @@ class TaskWorker(QThread):
         value, ok = None, False
         keep_priority()
         yield_cpu_to_gui()
+        _memory_maps.relieve()  # a long session's programs, before the kernel's limit
         self._beat = time.monotonic()
         try:
             value = self._task(self._emit, self._stop.is_set)
