@@ -56,8 +56,7 @@ def _collect_on_the_main_thread():
 def _no_background_compiles(monkeypatch):
     """The app's runs keep their quickly compiled programs: no test but those of the
     optimizing tier (which set their own threshold) compiles optimized programs on
-    background threads. They cost CPU on a loaded machine, and a full run crashed on such
-    a thread (a segmentation fault inside XLA's compiler, the on-disk cache off)."""
+    background threads: they cost CPU on a loaded machine."""
     from difflab.app import runs
 
     monkeypatch.setattr(runs, "SLOW_RUN", math.inf)

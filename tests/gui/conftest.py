@@ -39,7 +39,7 @@ def application_font(qapp):
 def collector_on_the_gui_thread(qapp):
     """As in the app, Qt objects are freed on the GUI thread only (``difflab.gui._gc``),
     from the first GUI test on, also those of tests that build a widget without a window:
-    one freed by a worker thread's collection crashed a test worker."""
+    one freed by a worker thread's collection kills the process."""
     from difflab.gui import _gc
 
     _gc.take_over()

@@ -166,7 +166,7 @@ def test_a_failed_run_is_reported_in_words(qtbot, window):
 @pytest.mark.slow
 def test_reference_cycles_are_freed_on_the_gui_thread_while_and_after_a_window_is_open(
         qtbot, make_window):
-    """A Qt object in a cycle freed by a worker's collection crashed a test worker (a
+    """A Qt object in a cycle freed by a worker's collection kills the process (a
     segmentation fault): it is freed on the GUI thread, also once its window has closed."""
     import gc
     import threading
