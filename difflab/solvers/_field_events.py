@@ -22,7 +22,7 @@ from jax.custom_batching import custom_vmap
 
 from ._events import Event, Events, as_events, check_distinct_names
 from ._resources import check_memory
-from ._steppers.adaptive import _Wrapping
+from ._steppers.adaptive import Watching
 from ._steppers.crossings import crossings, locate
 
 
@@ -268,33 +268,14 @@ def _put_frames(stored, frame, slot, write):
     return stored
 
 
-class WatchedFields(_Wrapping):
+class WatchedFields(Watching):
     """A diffrax step controller that watches a field run's events at every accepted
-    step (located after the solve on ``solver``'s own step, :meth:`step`) and ends the
-    solve (diffrax's ``event_occurred``) at a terminal one. Its state: ``(the inner
-    one's, FieldRecord)``."""
+    step. Its state: ``(the inner one's, FieldRecord)``."""
 
     inner: diffrax.AbstractAdaptiveStepSizeController
     watch: FieldWatch
     solver: diffrax.AbstractSolver
 
-    def wrap(self, direction):
-        return eqx.tree_at(lambda c: c.inner, self, self.inner.wrap(direction))
-
-    def init(self, terms, t0, t1, y0, dt0, args, func, error_order):
-        tnext, state = self.inner.init(terms, t0, t1, y0, dt0, args, func, error_order)
-        return tnext, (state, self.watch.start(t0, y0))
-
-    def adapt_step_size(self, t0, t1, y0, y1_candidate, args, y_error, error_order, state):
-        keep, next_t0, next_t1, jump, inner, result = self.inner.adapt_step_size(
-            t0, t1, y0, y1_candidate, args, y_error, error_order, state[0])
-        rec = self.watch.update(state[1], t0, y0, t1, y1_candidate, accept=keep)
-        stops = rec.stopped & ~state[1].stopped
-        result = diffrax.RESULTS.where(stops, diffrax.RESULTS.event_occurred, result)
-        return keep, next_t0, next_t1, jump, (inner, rec), result
-
-    def step(self, model, t0, y0, theta):
-        """The solver's step of size ``theta`` from ``(t0, y0)``."""
-        term = diffrax.ODETerm(lambda t, y, args: model.vector_field(t, y))
-        state = self.solver.init(term, t0, t0 + theta, y0, None)
-        return self.solver.step(term, t0, t0 + theta, y0, None, state, False)[0]
+    def record(self, rec, t0, y0, t1, y1, accept):
+        new = self.watch.update(rec, t0, y0, t1, y1, accept=accept)
+        return new, new.stopped & ~rec.stopped

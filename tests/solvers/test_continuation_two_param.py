@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import difflab as dl
+from tests.models_for_tests import BautinCycles
 
 
 class Cusp(dl.Model):
@@ -66,23 +67,11 @@ class Brusselator(dl.Model):
         return jnp.array([1.0, 1.0])
 
 
-class Bautin(dl.Model):
+def _bautin():
     """``z' = (b1 + i) z + b2 z |z|^2 - z |z|^4``: Hopf points on ``b1 = 0`` with first
     Lyapunov coefficient ``2 b2`` (see test_continuation.HopfNormalForm), a Bautin point
     at the origin."""
-
-    b1: float = dl.param(-1.0, bounds=(-5.0, 5.0))
-    b2: float = dl.param(-1.0, bounds=(-5.0, 5.0))
-    state_names = ("x", "y")
-
-    def vector_field(self, t, u):
-        x, y = u
-        r2 = x**2 + y**2
-        g = self.b1 + self.b2 * r2 - r2**2
-        return jnp.stack([g * x - y, x + g * y])
-
-    def initial_state(self):
-        return jnp.array([0.0, 0.0])
+    return BautinCycles(b1=-1.0, b2=-1.0)
 
 
 class BogdanovTakens(dl.Model):
@@ -165,8 +154,8 @@ def test_brusselator_hopf_curve():
 
 
 def test_bautin_point():
-    hopf = _only(dl.continuation(Bautin(), "b1", -1.0, 1.0).special, "hopf")
-    curve = dl.continuation(Bautin(), ("b1", "b2"), -1.0, 1.0, from_point=hopf)
+    hopf = _only(dl.continuation(_bautin(), "b1", -1.0, 1.0).special, "hopf")
+    curve = dl.continuation(_bautin(), ("b1", "b2"), -1.0, 1.0, from_point=hopf)
     b1, b2 = curve.values.T
     np.testing.assert_allclose(b1, 0.0, atol=1e-10)
     np.testing.assert_allclose(curve.frequency, 1.0, atol=1e-10)

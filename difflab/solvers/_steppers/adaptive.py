@@ -10,6 +10,7 @@ The implicit solvers' stages are solved by :class:`~.chord.StageChord`, whose Ne
 iteration goes on while it contracts (diffrax's stops after two iterations).
 """
 
+import abc
 from typing import ClassVar
 
 import diffrax
@@ -209,15 +210,13 @@ class Guarded(_Wrapping):
         return keep, next_t0, next_t1, jump, (inner, next_t0, next_t1 - next_t0), result
 
 
-class Watched(_Wrapping):
-    """A :class:`Guarded` controller that also watches events at every accepted step
-    (``crossings.py``), located on ``solver``'s own step, and ends the solve (diffrax's
-    ``event_occurred``) at a terminal one. Its state: ``(Guarded's, the Record)``."""
+class Watching(_Wrapping):
+    """A controller that watches events at every accepted step, located on ``solver``'s
+    own step (:meth:`step`), and ends the solve (diffrax's ``event_occurred``) at a
+    terminal one. Its state: ``(the inner one's, the record)``."""
 
-    inner: Guarded
-    watch: Watch
-    model: Model
-    solver: diffrax.AbstractSolver
+    watch: eqx.AbstractVar[object]  # start(t0, y0): the record before the first step
+    solver: eqx.AbstractVar[diffrax.AbstractSolver]
 
     def wrap(self, direction):
         return eqx.tree_at(lambda c: c.inner, self, self.inner.wrap(direction))
@@ -229,11 +228,13 @@ class Watched(_Wrapping):
     def adapt_step_size(self, t0, t1, y0, y1_candidate, args, y_error, error_order, state):
         keep, next_t0, next_t1, jump, inner, result = self.inner.adapt_step_size(
             t0, t1, y0, y1_candidate, args, y_error, error_order, state[0])
-        rec = self.watch.update(state[1], self.step, self.model, t0, y0, t1, y1_candidate,
-                                accept=keep)
-        stops = (rec.stopped_by >= 0) & (state[1].stopped_by < 0)
+        rec, stops = self.record(state[1], t0, y0, t1, y1_candidate, keep)
         result = diffrax.RESULTS.where(stops, diffrax.RESULTS.event_occurred, result)
         return keep, next_t0, next_t1, jump, (inner, rec), result
+
+    @abc.abstractmethod
+    def record(self, rec, t0, y0, t1, y1, accept):
+        """``(the record after the step, whether a terminal event stopped it there)``."""
 
     def step(self, model, t0, y0, theta):
         """The solver's step of size ``theta`` from ``(t0, y0)``."""
@@ -241,6 +242,20 @@ class Watched(_Wrapping):
         t1 = t0 + theta
         state = self.solver.init(term, t0, t1, y0, None)
         return self.solver.step(term, t0, t1, y0, None, state, False)[0]
+
+
+class Watched(Watching):
+    """A :class:`Guarded` controller that also watches an ODE run's events
+    (``crossings.py``). Its state: ``(Guarded's, the Record)``."""
+
+    inner: Guarded
+    watch: Watch
+    model: Model
+    solver: diffrax.AbstractSolver
+
+    def record(self, rec, t0, y0, t1, y1, accept):
+        new = self.watch.update(rec, self.step, self.model, t0, y0, t1, y1, accept=accept)
+        return new, (new.stopped_by >= 0) & (rec.stopped_by < 0)
 
 
 def initial_step(f, t0, y0, order, rtol, atol, norm):
