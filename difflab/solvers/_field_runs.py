@@ -33,6 +33,7 @@ from ._field_events import (
     resolve_field_events,
 )
 from ._events import overflow_message
+from ._lean_jit import lean_jit
 from ._result import Result, message
 from ._steppers import ETD_SOLVERS
 from ._steppers.field_steppers import FIELD_EXPLICIT
@@ -174,7 +175,7 @@ def _native(model, stepper):
     return (lambda f: f), model.vector_field, (lambda v: v)
 
 
-@eqx.filter_jit
+@lean_jit
 def _run(model, solver, fields, t0, dt, intervals: int, per_interval: int):
     """The whole run in one program: the stepper's weights, the transforms, the steps."""
     stepper = _stepper(solver, model, dt)
@@ -223,7 +224,7 @@ def _after_stop(ts, out: dict, t_stop) -> dict:
     return {name: cut(u) for name, u in out.items()}
 
 
-@eqx.filter_jit
+@lean_jit
 def _run_watched(model, solver: str, fields, t0, dt, intervals: int, per_interval: int,
                  events: tuple):
     """``_run`` watching ``events``: ``(ts, frames, FieldEvents)``."""
@@ -238,7 +239,7 @@ def _run_watched(model, solver: str, fields, t0, dt, intervals: int, per_interva
     return ts, _after_stop(ts, out, t_stop), found
 
 
-@eqx.filter_jit
+@lean_jit
 def _run_adaptive(model, solver: str, fields, ts, dt0, rtol, atol, max_steps: int,
                   events: tuple | None = None):
     """A diffrax solve of the fields from ``ts[0]``, saved at the times ``ts``, watching
@@ -285,7 +286,7 @@ def _start(model: AbstractFieldModel, fields, frames: int) -> dict:
     if not isinstance(fields, dict):
         raise TypeError(f"the initial fields are a dict {{name: array}}, not "
                         f"{type(fields).__name__}")
-    model.check_fields(fields)
+    type(model).check_fields(model, fields)  # not a bound method: an equinox Module each
     return {name: u if _float_array(u) else jnp.asarray(u, dtype=float)
             for name, u in fields.items()}
 
@@ -320,7 +321,7 @@ def simulate_fields(model: AbstractFieldModel, t1: float, *, dt: float, frames: 
                              f"{', '.join(FIXED_STEPS)}, not {solver!r}")
         check_solver(solver, model)
         check_stable(solver, model, float(dt))
-    elif abs(float(solver.dt) - dt) > 1e-12 * abs(dt):
+    elif _concrete(solver.dt) and abs(float(solver.dt) - dt) > 1e-12 * abs(dt):
         raise ValueError(f"the stepper was made for dt = {float(solver.dt):g}, not {dt:g}")
     watched = resolve_field_events(events, fields, float(t0))
     found = None
@@ -334,10 +335,11 @@ def simulate_fields(model: AbstractFieldModel, t1: float, *, dt: float, frames: 
         ts, out, found = _run_watched(model, solver, fields, _as_float(t0), _as_float(dt),
                                       intervals, per_interval, watched)
         found = _with_definitions(found, watched)
-    result = _outcome(ts, out, model.grid, throw, found)
     settings = (("t0", float(t0)), ("t1", float(t1)), ("dt", float(dt)), ("n_save", frames))
-    return FieldTrajectory(ts, out, model.grid, _name(solver), result, model, settings,
-                           found)
+    run = FieldTrajectory(ts, out, model.grid, _name(solver), model=model, settings=settings,
+                          events=found)  # made while the device computes
+    result = _outcome(ts, out, model.grid, throw, found)
+    return run if result == Result.SUCCESS else dataclasses.replace(run, result=result)
 
 
 def _with_definitions(found: FieldEvents, watched: tuple) -> FieldEvents:

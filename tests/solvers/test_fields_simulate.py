@@ -142,3 +142,16 @@ def test_new_parameters_fields_and_spans_of_as_many_steps_compile_nothing_new(li
     assert len(_Counted.traces) == traced > 0
     np.testing.assert_allclose(again["u"][-1], 2 * model.replace(D=0.2).exact(2.0)["u"],
                                atol=1e-6)
+
+
+def test_a_stepper_passed_through_jax_jit_runs_as_it_does_outside(line):
+    """Its ``dt`` is traced there, so its check against ``dt`` waits for concrete values."""
+    made = dl.solvers.ETDRK4(line.linear_part(), 0.25)
+
+    @jax.jit
+    def final(model, stepper):
+        return simulate_fields(model, 1.0, dt=0.25, frames=2, solver=stepper).final["u"]
+
+    outside = simulate_fields(line, 1.0, dt=0.25, frames=2, solver=made).final["u"]
+    np.testing.assert_allclose(final(line, made), outside, rtol=1e-14, atol=1e-15)
+    np.testing.assert_allclose(outside, line.exact(1.0)["u"], atol=1e-13)
