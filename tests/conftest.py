@@ -75,7 +75,10 @@ def crossings():
 
 
 #: test files that take longest, run first: with one file per worker (``--dist loadfile``)
-#: a long file left for last keeps one worker busy while the other has nothing to do
+#: a long file left for last keeps one worker busy while the other has nothing to do.
+#: xdist keeps this order only with ``--no-loadscope-reorder`` (in pyproject's addopts);
+#: by default it hands out the files with the most tests first, and a long file of one
+#: test (the view matrix) last
 LONGEST_FIRST = ("test_docs.py", "gui/test_view_matrix.py", "io/test_save_invariant.py",
                  "cli/test_fuzz_cli.py", "cli/test_sweep_cli.py", "test_exits.py",
                  "io/test_cf_compliance.py", "io/test_sweep_store.py")
