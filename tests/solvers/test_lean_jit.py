@@ -32,3 +32,19 @@ def test_arrays_are_traced_and_every_other_leaf_is_static():
     apply(_Scaled(jnp.asarray(1.0), 3, "b"), x, 2)  # a new static field: traced anew
     assert traces == [2, 3, 3]
     np.testing.assert_allclose(cubed, [0.0, 2.0, 16.0])
+
+
+def test_only_the_most_recently_used_programs_are_kept(monkeypatch):
+    from difflab.solvers import _lean_jit
+
+    monkeypatch.setattr(_lean_jit, "KEPT", 2)
+    traces = []
+
+    @lean_jit
+    def power(x, n):
+        traces.append(n)
+        return x ** n
+
+    for n in (1, 2, 2, 3, 1):  # 1 was let go of when 3 came
+        power(jnp.asarray(2.0), n)
+    assert traces == [1, 2, 3, 1]
