@@ -1,6 +1,8 @@
 """What a field run checks before and after it runs: memory, a stable step, solver names,
 and where a field first stopped being finite."""
 
+import math
+
 import jax
 import numpy as np
 
@@ -27,7 +29,7 @@ def grid_text(grid: Grid) -> str:
 def check_memory_of(model: AbstractFieldModel, frames: int) -> None:
     """Refuse, before anything is made, a run whose frames and working copies would not fit
     (``frames`` kept on the device and copied to the host)."""
-    cells = int(np.prod(model.grid.shape, dtype=np.float64)) * len(model.field_names)
+    cells = math.prod(model.grid.shape) * len(model.field_names)  # exact, however big
     need = 8.0 * cells * (2 * frames + WORKING_COPIES)
     if need <= MIN_MEMORY_LIMIT:
         return  # below any limit: not worth saying what it is

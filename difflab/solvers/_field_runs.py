@@ -300,7 +300,7 @@ def _start(model: AbstractFieldModel, fields, frames: int) -> dict:
 
 def _float_array(u) -> bool:
     """Whether ``u`` is already what a run takes (no conversion to pay for)."""
-    return isinstance(u, jax.Array) and u.dtype == jnp.result_type(float)
+    return isinstance(u, jax.Array) and u.dtype == jax.dtypes.canonicalize_dtype(float)
 
 
 def _name(solver) -> str:
