@@ -7,7 +7,7 @@ import jax
 import numpy as np
 
 from ..models import AbstractFieldModel, Grid
-from ._resources import MIN_MEMORY_LIMIT, check_memory
+from ._resources import check_memory
 from ._result import Result, SimulationError
 from ._steppers import ETD_SOLVERS
 from ._steppers.catalog import EXPLICIT, IMPLICIT
@@ -31,8 +31,6 @@ def check_memory_of(model: AbstractFieldModel, frames: int) -> None:
     (``frames`` kept on the device and copied to the host)."""
     cells = math.prod(model.grid.shape) * len(model.field_names)  # exact, however big
     need = 8.0 * cells * (2 * frames + WORKING_COPIES)
-    if need <= MIN_MEMORY_LIMIT:
-        return  # below any limit: not worth saying what it is
     check_memory(need, f"a field run on a {grid_text(model.grid)} grid with {frames} "
                  f"frames of {len(model.field_names)} field(s)",
                  "use fewer points or frames", device_need=8.0 * cells * (frames + WORKING_COPIES))
