@@ -104,13 +104,16 @@ def _describe(name: str, t: float, index, grid: Grid) -> str:
     return f"field {name!r} is not finite at t = {t:.6g}, first at {point} (point [{cell}])"
 
 
-def outcome(ts, out: dict, grid: Grid, throw: bool, code=Result.SUCCESS) -> Result:
+def outcome(ts, out: dict, grid: Grid, throw: bool, code=Result.SUCCESS,
+            finite=None) -> Result:
     """``DIVERGED`` where a frame holds a NaN or infinity (raised if ``throw``), checked on
     the host once the run is done; under a JAX transformation the values are not known.
-    ``code``: the solver's own outcome (an adaptive run's), raised if ``throw``."""
-    if not _concrete((ts, out)):
+    ``code``: the solver's own outcome (an adaptive run's), raised if ``throw``.
+    ``finite``: whether every frame is, computed with the run (then the frames are
+    searched only when one is not)."""
+    if not _concrete((ts, out, finite)):
         return Result.SUCCESS
-    found = _first_nonfinite(ts, out, grid)
+    found = None if finite is not None and bool(finite) else _first_nonfinite(ts, out, grid)
     if found is not None:
         if throw:
             raise SimulationError(f"{found[1]}: the run diverged; a smaller dt or finer "

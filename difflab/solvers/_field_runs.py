@@ -184,13 +184,21 @@ def _native(model, stepper):
 
 @lean_jit
 def _run(model, solver, fields, t0, dt, intervals: int, per_interval: int):
-    """The whole run in one program: the stepper's weights, the transforms, the steps."""
+    """The whole run in one program: the stepper's weights, the transforms, the steps;
+    ``(ts, frames, whether every frame is finite)``."""
     stepper = _stepper(solver, model, dt)
     to_native, rhs, to_grid = _native(model, stepper)
     _, later, _ = _advance(stepper, rhs, to_native(fields), to_grid, t0, intervals,
                            per_interval)
     ts = t0 + dt * per_interval * jnp.arange(intervals + 1)  # not summed step by step
-    return ts, {name: jnp.concatenate([u[None], later[name]]) for name, u in fields.items()}
+    out = {name: jnp.concatenate([u[None], later[name]]) for name, u in fields.items()}
+    return ts, out, _all_finite(out)
+
+
+def _all_finite(fields: dict) -> jax.Array:
+    """Whether every value of every field is finite: one flag for the host to read, not
+    every frame."""
+    return jnp.all(jnp.stack([jnp.isfinite(u).all() for u in fields.values()]))
 
 
 def _step_map(solver: str):
@@ -331,10 +339,10 @@ def simulate_fields(model: AbstractFieldModel, t1: float, *, dt: float, frames: 
     elif _concrete(solver.dt) and abs(float(solver.dt) - dt) > 1e-12 * abs(dt):
         raise ValueError(f"the stepper was made for dt = {float(solver.dt):g}, not {dt:g}")
     watched = resolve_field_events(events, fields, float(t0))
-    found = None
+    found, finite = None, None
     if watched is None:
-        ts, out = _run(model, solver, fields, _as_float(t0), _as_float(dt), intervals,
-                       per_interval)
+        ts, out, finite = _run(model, solver, fields, _as_float(t0), _as_float(dt),
+                               intervals, per_interval)
     elif not isinstance(solver, str):
         raise ValueError("events are located on a solver given by name (such as 'etdrk4'), "
                          "not on a stepper object")
@@ -345,7 +353,7 @@ def simulate_fields(model: AbstractFieldModel, t1: float, *, dt: float, frames: 
     settings = (("t0", float(t0)), ("t1", float(t1)), ("dt", float(dt)), ("n_save", frames))
     run = FieldTrajectory(ts, out, model.grid, _name(solver), model=model, settings=settings,
                           events=found)  # made while the device computes
-    result = _outcome(ts, out, model.grid, throw, found)
+    result = _outcome(ts, out, model.grid, throw, found, finite=finite)
     return run if result == Result.SUCCESS else dataclasses.replace(run, result=result)
 
 
@@ -360,13 +368,14 @@ def _with_definitions(found: FieldEvents, watched: tuple) -> FieldEvents:
     return eqx.tree_at(lambda e: e.definitions, found, watched, is_leaf=lambda x: x is None)
 
 
-def _outcome(ts, out: dict, grid, throw: bool, found, code=Result.SUCCESS) -> Result:
+def _outcome(ts, out: dict, grid, throw: bool, found, code=Result.SUCCESS,
+             finite=None) -> Result:
     """``outcome`` of the frames up to a terminal event's crossing (the later ones are
-    NaN on purpose)."""
+    NaN on purpose); ``finite``: whether every frame is, when the run said."""
     if found is not None and _concrete((ts, out, found)) and int(found.stopped_by) >= 0:
         alive = np.asarray(ts) <= float(found.t_stop)
         ts, out = np.asarray(ts)[alive], {n: np.asarray(u)[alive] for n, u in out.items()}
-    return outcome(ts, out, grid, throw, code)
+    return outcome(ts, out, grid, throw, code, finite)
 
 
 def _frames_and_steps(span: float, dt: float, n_save: int | None) -> tuple[int, int]:

@@ -125,6 +125,21 @@ def test_a_nan_in_a_run_names_the_field_and_the_point(line):
     assert kept.result == dl.Result.DIVERGED and not kept.ok
 
 
+def test_a_finite_run_is_not_searched_for_nans_on_the_host(line, monkeypatch):
+    """The run says whether every frame is finite: the frames are searched, for where a
+    field stopped being finite, only when one is not."""
+    from difflab.solvers import _field_checks
+
+    searched = []
+    search = _field_checks._first_nonfinite
+    monkeypatch.setattr(_field_checks, "_first_nonfinite",
+                        lambda *a: searched.append(1) or search(*a))
+    assert dl.simulate(line, 1.0, solver="rk4", dt=0.1).ok and not searched
+    start = {"u": line.initial_fields()["u"].at[4].set(jnp.nan)}
+    assert not dl.simulate(line, 1.0, y0=start, solver="rk4", dt=0.1, throw=False).ok
+    assert searched == [1]
+
+
 class _Counted(Diffusion):
     traces: ClassVar[list] = []
 

@@ -103,7 +103,8 @@ class ETDRK2(AbstractETDRK):
 class ETDRK4(AbstractETDRK):
     """Cox & Matthews' fourth-order ETDRK4, in Kassam & Trefethen's form: weights
     ``e^{hL/2}``, ``e^{hL}``, ``Q = h/2 phi_1(hL/2)`` and ``f1 = h(phi_1 - 3 phi_2 +
-    4 phi_3)``, ``f2 = h(phi_2 - 2 phi_3)``, ``f3 = h(4 phi_3 - phi_2)``."""
+    4 phi_3)``, ``f2 = 2h(phi_2 - 2 phi_3)`` (the weight of ``N(a) + N(b)``),
+    ``f3 = h(4 phi_3 - phi_2)``."""
 
     dt: jax.Array
     exp: Any
@@ -121,7 +122,7 @@ class ETDRK4(AbstractETDRK):
         leaf = jax.tree.map
         self.q = leaf(lambda p: 0.5 * dt * p, half_phi1)
         self.f1 = leaf(lambda a, b, c: dt * (a - 3 * b + 4 * c), p1, p2, p3)
-        self.f2 = leaf(lambda b, c: dt * (b - 2 * c), p2, p3)
+        self.f2 = leaf(lambda b, c: 2 * dt * (b - 2 * c), p2, p3)
         self.f3 = leaf(lambda b, c: dt * (4 * c - b), p2, p3)
 
     def step(self, nonlinear, t, u):
@@ -135,8 +136,7 @@ class ETDRK4(AbstractETDRK):
         c = _combine((self.exp_half, a), (self.q, twice_nb))
         n_c = nonlinear(t + self.dt, c)
         n_ab = jax.tree.map(jnp.add, n_a, n_b)
-        f2 = jax.tree.map(lambda w: 2 * w, self.f2)
-        return _combine((self.exp, u), (self.f1, n_u), (f2, n_ab), (self.f3, n_c))
+        return _combine((self.exp, u), (self.f1, n_u), (self.f2, n_ab), (self.f3, n_c))
 
 
 #: the exponential steppers by the name ``solver=`` takes
