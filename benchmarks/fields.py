@@ -1,7 +1,7 @@
 """Field models against exponax and py-pde, in one process, at matched accuracy.
 
     .venv/bin/python benchmarks/fields.py [--gs-points 128] [--gs-t1 1000] [--repeats 3]
-        [--pypde-points 256] [--pypde-t1 100] [--sections exponax,pypde,bandwidth]
+        [--pypde-points 256] [--pypde-t1 100] [--sections exponax,pypde,bandwidth,weights]
     (``--sections ks``: Kuramoto-Sivashinsky alone)
 
 Needs exponax and py-pde (``pip install difflab[bench]``). Both sides step in Fourier
@@ -38,7 +38,9 @@ py-pde's first call compiles with numba (printed apart); it is timed on a second
 Last, the memory bandwidth an explicit stencil step reaches: a 2-D Laplacian of order 2
 and an Euler update on 1024 x 1024 float64 points (16 MiB read and written a step)
 against NumPy's copy of a 128 MiB array in the same run (and of one field, which
-caches may hold: the stencil's own arrays may be served from cache too).
+caches may hold: the stencil's own arrays may be served from cache too). And the time
+to make an ETDRK4 stepper for Gray-Scott (its weights' contour integrals), DiffLab's
+against exponax's.
 
 On a shared machine timings vary by tens of percent from run to run.
 """
@@ -330,6 +332,24 @@ def bandwidth(repeats, points=1024):
           f"{moved / per / 1e9:6.2f} GB/s, {moved / per / bound:.2f} of the bound")
 
 
+def weights(repeats, sizes=(128, 256)):
+    """Seconds to make the ETDRK4 stepper of Gray-Scott's linear part (its contour
+    integrals): DiffLab's called as is and inside ``jax.jit`` (as a run with the solver
+    given by name computes them), against exponax's stepper made for the same grid."""
+    print("\nETDRK4 weights of Gray-Scott's linear part, dt = 1")
+    make = jax.jit(dl.solvers.ETDRK4)
+    for points in sizes:
+        linear = dl.models.GrayScott(
+            grid=Grid(((0.0, 1.0), (0.0, 1.0)), (points, points))).linear_part()
+        eager = _best(repeats, lambda linear=linear: dl.solvers.ETDRK4(linear, 1.0))[2]
+        jitted = _best(repeats, lambda linear=linear: make(linear, 1.0))[2]
+        theirs = _best(repeats, lambda points=points: ex.stepper.reaction.GrayScott(
+            2, 1.0, points, 1.0, order=4, dealiasing_fraction=1.0))[2]
+        print(f"{points}x{points}: difflab {eager * 1e3:7.1f} ms, in jit {jitted * 1e3:6.1f} ms;"
+              f" exponax {theirs * 1e3:7.1f} ms; exponax / difflab {theirs / eager:.2f}, "
+              f"in jit {theirs / jitted:.2f}")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--gs-points", type=int, default=128)
@@ -337,7 +357,7 @@ def main():
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--pypde-points", type=int, default=256)
     parser.add_argument("--pypde-t1", type=float, default=100.0)
-    parser.add_argument("--sections", default="exponax,pypde,bandwidth")
+    parser.add_argument("--sections", default="exponax,pypde,bandwidth,weights")
     args = parser.parse_args()
     sections = args.sections.split(",")
     print(f"JAX {jax.__version__} on {jax.devices()[0].platform}, exponax {ex.__version__}, "
@@ -351,6 +371,8 @@ def main():
         diffusion(args.repeats)
     if "bandwidth" in sections:
         bandwidth(args.repeats)
+    if "weights" in sections:
+        weights(max(args.repeats, 10))
 
 
 if __name__ == "__main__":
