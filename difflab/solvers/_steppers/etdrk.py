@@ -34,12 +34,11 @@ def phi_functions(z, orders=(1, 2, 3), points: int = 32, radius: float = 1.0):
     """``[phi_k(z) for k in orders]``, each the mean of ``phi_direct`` over ``points``
     points on a circle of ``radius`` around ``z``; real where ``z`` is real.
 
-    Where it is, the points come in conjugate pairs, so the upper half of the circle
+    For a real ``z`` the points come in conjugate pairs, so the upper half of the circle
     suffices (the real part of its mean), as Kassam & Trefethen take it. The exponential
     at ``z + w`` is ``e^z e^w``, the same ``e^w`` for every ``z``, and every order comes
     from it by the recurrence: a complex exponential per point of the circle, not per
-    point and order of every ``z`` (the weights of a 256 x 256 grid take a tenth of the
-    time)."""
+    point, order and ``z``."""
     z = jnp.asarray(z)
     real = not jnp.iscomplexobj(z)
     count = points // 2 if real else points
