@@ -2,15 +2,7 @@
 
 import os
 
-# Eight CPU devices, as a machine with eight accelerators; and XLA's CPU programs compiled
-# with LLVM's lighter optimizations: the suite compiles tens of thousands of small
-# programs and runs most of them briefly, so it spent more time optimizing than running
-# them. Level 1 compiles a cycle-locating test file in 28 s against 34.5 s, and runs a
-# 6,400-point sweep in 2.6 s against 2.0 s (level 0: 23 s, but 9 s, and the app's event
-# loop then stalled past its 100 ms limit). What the programs compute is the same; the
-# documents run as a reader's (``test_docs.py``).
-os.environ.setdefault("XLA_FLAGS", "--xla_force_host_platform_device_count=8 "
-                                   "--xla_backend_optimization_level=1")
+os.environ.setdefault("XLA_FLAGS", "--xla_force_host_platform_device_count=8")
 
 import gc
 import math
