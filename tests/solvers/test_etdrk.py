@@ -29,6 +29,8 @@ def test_phi_functions_match_their_series_near_zero_and_the_direct_formula_far_a
     for k, got in zip((1, 2, 3), phi_functions(jnp.asarray(far)), strict=True):
         np.testing.assert_allclose(got, phi_direct(k, jnp.asarray(far)), rtol=1e-12)
     assert phi_functions(jnp.asarray([-1.0]))[0].dtype == jnp.float64  # real in, real out
+    for k, got in zip((1, 2, 3), phi_functions(jnp.asarray(small), points=33), strict=True):
+        np.testing.assert_allclose(got, _series(k, small), rtol=1e-13)  # an odd circle
 
 
 def test_the_direct_formula_is_what_the_contour_avoids():

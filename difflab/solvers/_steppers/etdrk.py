@@ -34,14 +34,15 @@ def phi_functions(z, orders=(1, 2, 3), points: int = 32, radius: float = 1.0):
     """``[phi_k(z) for k in orders]``, each the mean of ``phi_direct`` over ``points``
     points on a circle of ``radius`` around ``z``; real where ``z`` is real.
 
-    For a real ``z`` the points come in conjugate pairs, so the upper half of the circle
-    suffices (the real part of its mean), as Kassam & Trefethen take it. The exponential
+    For a real ``z`` and an even number of points they come in conjugate pairs, so the
+    upper half of the circle suffices (the real part of its mean), as Kassam & Trefethen
+    take it. The exponential
     at ``z + w`` is ``e^z e^w``, the same ``e^w`` for every ``z``, and every order comes
     from it by the recurrence: a complex exponential per point of the circle, not per
     point, order and ``z``."""
     z = jnp.asarray(z)
     real = not jnp.iscomplexobj(z)
-    count = points // 2 if real else points
+    count = points // 2 if real and points % 2 == 0 else points
     around = radius * jnp.exp(2j * jnp.pi * (jnp.arange(count) + 0.5) / points)
     inverse = 1 / (z[..., None] + around)
     value = jnp.exp(z)[..., None] * jnp.exp(around)
