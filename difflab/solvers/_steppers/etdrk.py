@@ -32,32 +32,33 @@ def phi_direct(k: int, z):
 
 def phi_functions(z, orders=(1, 2, 3), points: int = 32, radius: float = 1.0):
     """``[phi_k(z) for k in orders]``, each the mean of ``phi_direct`` over ``points``
-    points on a circle of ``radius`` around ``z``; real where ``z`` is real.
+    points on a circle of ``radius`` around ``z``; real where ``z`` is real. Order 0 is
+    ``e^z`` itself.
 
     For a real ``z`` and an even number of points they come in conjugate pairs, so the
     upper half of the circle suffices (the real part of its mean), as Kassam & Trefethen
-    take it. The exponential
-    at ``z + w`` is ``e^z e^w``, the same ``e^w`` for every ``z``, and every order comes
-    from it by the recurrence: a complex exponential per point of the circle, not per
-    point, order and ``z``."""
+    take it. The exponential at ``z + w`` is ``e^z e^w``, the same ``e^w`` for every
+    ``z``, and every order comes from it by the recurrence: a complex exponential per
+    point of the circle, not per point, order and ``z``."""
     z = jnp.asarray(z)
     real = not jnp.iscomplexobj(z)
     count = points // 2 if real and points % 2 == 0 else points
     around = radius * jnp.exp(2j * jnp.pi * (jnp.arange(count) + 0.5) / points)
     inverse = 1 / (z[..., None] + around)
-    value = jnp.exp(z)[..., None] * jnp.exp(around)
-    means = []
+    exp_z = jnp.exp(z)
+    value = exp_z[..., None] * jnp.exp(around)
+    phis = [exp_z]
     for j in range(max(orders)):
         value = (value - 1.0 / math.factorial(j)) * inverse
-        means.append(jnp.mean(value, axis=-1))
-    return [means[k - 1].real if real else means[k - 1] for k in orders]
+        mean = jnp.mean(value, axis=-1)
+        phis.append(mean.real if real else mean)
+    return [phis[k] for k in orders]
 
 
 def _weights(linear, dt, orders, scale: float = 1.0):
     """Per leaf of ``linear``: ``[exp(scale dt L), phi_k(scale dt L) for k in orders]``."""
     def one(multiplier):
-        z = scale * dt * jnp.asarray(multiplier)
-        return [jnp.exp(z), *phi_functions(z, orders)]
+        return phi_functions(scale * dt * jnp.asarray(multiplier), (0, *orders))
 
     return jax.tree.map(one, linear)
 
