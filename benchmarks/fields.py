@@ -1,7 +1,8 @@
 """Field models against exponax and py-pde, in one process, at matched accuracy.
 
     .venv/bin/python benchmarks/fields.py [--gs-points 128] [--gs-t1 1000] [--repeats 3]
-        [--pypde-points 256] [--pypde-t1 100] [--sections exponax,pypde,bandwidth,weights]
+        [--pypde-points 256] [--pypde-t1 100] [--stencil-points 1024]
+        [--sections exponax,pypde,bandwidth,weights]
     (``--sections ks``: Kuramoto-Sivashinsky alone)
 
 Needs exponax and py-pde (``pip install difflab[bench]``). Both sides step in Fourier
@@ -36,9 +37,10 @@ py-pde (finite differences of order 2, numba, explicit steps) runs beside DiffLa
 
 py-pde's first call compiles with numba (printed apart); it is timed on a second call.
 Last, the memory bandwidth an explicit stencil step reaches: a 2-D Laplacian of order 2
-and an Euler update on 1024 x 1024 float64 points (16 MiB read and written a step)
-against NumPy's copy of a 128 MiB array in the same run (and of one field, which
-caches may hold: the stencil's own arrays may be served from cache too). And the time
+and an Euler update on ``--stencil-points`` squared float64 points (16 MiB read and
+written a step at 1024) against a copy of 128 MiB or more in the same run (NumPy's on a
+CPU, the device's on an accelerator; and NumPy's copy of one field, which caches may
+hold: the stencil's own arrays may be served from cache too). And the time
 to make an ETDRK4 stepper for Gray-Scott (its weights' contour integrals), DiffLab's
 against exponax's.
 
@@ -290,21 +292,35 @@ def _seconds(repeats, run):
     return min(times)
 
 
+def _copy_bound(repeats, nbytes):
+    """Bytes a second that a copy of ``nbytes`` (read and written) moves: NumPy's on a
+    CPU, a jitted ``x + 1`` in the device's memory on an accelerator."""
+    if jax.devices()[0].platform == "cpu":
+        big = np.random.default_rng(1).random(nbytes // 8)
+        copy = np.empty_like(big)
+        return 2 * big.nbytes / _seconds(repeats * 3, lambda: np.copyto(copy, big))
+    big = jnp.asarray(np.random.default_rng(1).random(nbytes // 8))
+    add = jax.jit(lambda x: x + 1.0)
+    jax.block_until_ready(add(big))
+    return 2 * big.nbytes / _seconds(repeats * 3, lambda: jax.block_until_ready(add(big)))
+
+
 def bandwidth(repeats, points=1024):
     """Bytes an explicit stencil step moves (the field read, the new one written) per
-    second, against NumPy's copy of a large array."""
+    second, against a copy of a large array (:func:`_copy_bound`)."""
     print(f"\nExplicit stencil step, {points}x{points} float64: laplace (order 2) and Euler")
+    on_cpu = jax.devices()[0].platform == "cpu"
     grid = Grid(((0.0, 1.0), (0.0, 1.0)), (points, points))
     dt = 0.2 / points**2
     u = jnp.asarray(np.random.default_rng(0).random((points, points)))
     moved = 2 * u.nbytes
-    big = np.random.default_rng(1).random(16 << 20)  # 128 MiB: past the caches
-    copy = np.empty_like(big)
-    bound = 2 * big.nbytes / _seconds(repeats * 3, lambda: np.copyto(copy, big))
+    big = max(128 << 20, 8 * u.nbytes)  # past the caches
+    bound = _copy_bound(repeats, big)
     field, out = np.asarray(u), np.empty(u.shape)
     cached = moved / _seconds(repeats * 10, lambda: np.copyto(out, field))
-    print(f"numpy copy of 128 MiB: {bound / 1e9:6.2f} GB/s (the bound); of one field "
-          f"(8 MiB, in cache where it fits): {cached / 1e9:.2f} GB/s")
+    print(f"{'numpy' if on_cpu else 'device'} copy of {big >> 20} MiB: {bound / 1e9:6.2f} "
+          f"GB/s (the bound); numpy copy of one field ({u.nbytes / 2**20:g} MiB, in cache where "
+          f"it fits): {cached / 1e9:.2f} GB/s")
 
     def interior(u):  # no wrap-around: what XLA reaches on slices alone
         inner = u[:-2, 1:-1] + u[2:, 1:-1] + u[1:-1, :-2] + u[1:-1, 2:] - 4 * u[1:-1, 1:-1]
@@ -313,13 +329,18 @@ def bandwidth(repeats, points=1024):
     def periodic(u):
         return u + dt * laplace(u, grid, order=2)
 
+    steps = 10  # a call's dispatch shared by ten steps, as in a run
     for label, step in (("difflab laplace, periodic", periodic),
                         ("jax slices, interior only", interior)):
-        step = jax.jit(step)
-        jax.block_until_ready(step(u))
-        per = _seconds(repeats * 10, lambda step=step: jax.block_until_ready(step(u)))
+        if step is interior:  # the same shape in and out, for the loop
+            step = lambda u, inner=step: u.at[1:-1, 1:-1].set(inner(u))  # noqa: E731
+        run = jax.jit(lambda u, step=step: jax.lax.fori_loop(0, steps, lambda _, u: step(u), u))
+        jax.block_until_ready(run(u))
+        per = _seconds(repeats * 3, lambda run=run: jax.block_until_ready(run(u))) / steps
         print(f"{label:30} {per * 1e3:6.2f} ms a step, {moved / per / 1e9:6.2f} GB/s, "
               f"{moved / per / bound:.2f} of the bound")
+    if not on_cpu:
+        return  # py-pde steps on the CPU: its bound is not the device's
     operator = _pypde_grid(points).make_operator("laplace", bc="periodic")
 
     def pypde_step():
@@ -357,6 +378,7 @@ def main():
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--pypde-points", type=int, default=256)
     parser.add_argument("--pypde-t1", type=float, default=100.0)
+    parser.add_argument("--stencil-points", type=int, default=1024)
     parser.add_argument("--sections", default="exponax,pypde,bandwidth,weights")
     args = parser.parse_args()
     sections = args.sections.split(",")
@@ -370,7 +392,7 @@ def main():
         pypde_gray_scott(args.pypde_points, args.pypde_t1, args.repeats)
         diffusion(args.repeats)
     if "bandwidth" in sections:
-        bandwidth(args.repeats)
+        bandwidth(args.repeats, args.stencil_points)
     if "weights" in sections:
         weights(max(args.repeats, 10))
 

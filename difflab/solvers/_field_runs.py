@@ -15,7 +15,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ..models import AbstractFieldModel, Grid, from_fourier, to_fourier
+from ..models import AbstractFieldModel, Grid
 from ._field_checks import (
     FIELD_SOLVERS,
     _concrete,
@@ -25,6 +25,7 @@ from ._field_checks import (
     outcome,
     stable_step,
 )
+from ._fourier_stack import FourierStack
 from ._field_events import (
     FieldEvents,
     FieldWatch,
@@ -165,7 +166,7 @@ def _advance(stepper, rhs, u, to_grid, t0, intervals: int, per_interval: int):
 
     def interval(carry, _):
         carry = _steps(step, carry, per_interval)
-        return carry, (carry[0], jax.tree.map(to_grid, carry[1]))
+        return carry, (carry[0], to_grid(carry[1]))
 
     carry, (ts, frames) = jax.lax.scan(jax.checkpoint(interval, prevent_cse=False),
                                        (t0, u), None, length=intervals)
@@ -173,21 +174,22 @@ def _advance(stepper, rhs, u, to_grid, t0, intervals: int, per_interval: int):
 
 
 def _native(model, stepper):
-    """``(to_native, rhs, to_grid)``: how ``stepper`` carries the fields (in Fourier space
-    for exponential steppers, else on the grid) and what it steps."""
-    grid = model.grid
-    if stepper.fourier:
-        return (lambda f: {n: to_fourier(u, grid) for n, u in f.items()},
-                model.nonlinear_fourier, lambda v: from_fourier(v, grid))
-    return (lambda f: f), model.vector_field, (lambda v: v)
+    """``(stepper, to_native, rhs, to_grid)``: how ``stepper`` carries the fields and
+    what it steps. Exponential steppers carry every field's Fourier transform stacked on
+    one leading axis (:mod:`._fourier_stack`), their weights stacked alike; the others
+    carry the fields on the grid."""
+    if not stepper.fourier:
+        return stepper, (lambda f: f), model.vector_field, (lambda v: v)
+    stack = FourierStack.of(model)
+    return (stack.weights(stepper), stack.to_fourier, stack.nonlinear(model),
+            stack.from_fourier)
 
 
 @lean_jit
 def _run(model, solver, fields, t0, dt, intervals: int, per_interval: int):
     """The whole run in one program: the stepper's weights, the transforms, the steps;
     ``(ts, frames, whether every frame is finite)``."""
-    stepper = _stepper(solver, model, dt)
-    to_native, rhs, to_grid = _native(model, stepper)
+    stepper, to_native, rhs, to_grid = _native(model, _stepper(solver, model, dt))
     _, later, _ = _advance(stepper, rhs, to_native(fields), to_grid, t0, intervals,
                            per_interval)
     ts = t0 + dt * per_interval * jnp.arange(intervals + 1)  # not summed step by step
@@ -205,8 +207,8 @@ def _step_map(solver: str):
     """``step(model, t, u, theta)``: the named stepper's step of size ``theta`` (its
     weights made for ``theta``), on the carry it keeps: what events are located on."""
     def step(model, t, u, theta):
-        stepper = _stepper(solver, model, theta)
-        return stepper.step(_native(model, stepper)[1], t, u)
+        stepper, _, rhs, _ = _native(model, _stepper(solver, model, theta))
+        return stepper.step(rhs, t, u)
 
     return step
 
@@ -224,7 +226,7 @@ def _advance_watched(stepper, rhs, u, to_grid, t0, intervals: int, per_interval:
 
     def interval(carry, _):
         carry = _steps(step, carry, per_interval)
-        return carry, jax.tree.map(to_grid, carry[1])
+        return carry, to_grid(carry[1])
 
     carry, frames = jax.lax.scan(jax.checkpoint(interval, prevent_cse=False),
                                  (t0, u, watch.start(t0, u)), None, length=intervals)
@@ -243,9 +245,8 @@ def _after_stop(ts, out: dict, t_stop) -> dict:
 def _run_watched(model, solver: str, fields, t0, dt, intervals: int, per_interval: int,
                  events: tuple):
     """``_run`` watching ``events``: ``(ts, frames, FieldEvents)``."""
-    stepper = _stepper(solver, model, dt)
-    to_native, rhs, to_grid = _native(model, stepper)
-    watch = FieldWatch(events, lambda u: jax.tree.map(to_grid, u))
+    stepper, to_native, rhs, to_grid = _native(model, _stepper(solver, model, dt))
+    watch = FieldWatch(events, to_grid)
     later, rec = _advance_watched(stepper, rhs, to_native(fields), to_grid, t0, intervals,
                                   per_interval, watch)
     ts = t0 + dt * per_interval * jnp.arange(intervals + 1)

@@ -3,8 +3,9 @@ ends, so a view or a file can show the field as it forms.
 
 A fixed-step run carries its state between chunks as the stepper keeps it (in Fourier
 space for exponential steppers) and its time summed step by step, so the frames are
-those of ``simulate`` to the last bit. Only one chunk of frames is on the device at a
-time. Adaptive solvers restart at each chunk's first frame.
+those of ``simulate`` to the last bit on a CPU (to a few units of rounding on an
+accelerator, whose fusions may differ between the two programs). Only one chunk of
+frames is on the device at a time. Adaptive solvers restart at each chunk's first frame.
 """
 
 from collections.abc import Iterator
@@ -32,7 +33,7 @@ from ._result import Result, SimulationError
 @eqx.filter_jit
 def _fixed_chunk(model, stepper, carry, frames: int, per_frame: int):
     """``frames`` frames of ``per_frame`` steps from the carried ``(t, u)``."""
-    _, rhs, to_grid = _native(model, stepper)
+    stepper, _, rhs, to_grid = _native(model, stepper)
     _, out, carry = _advance(stepper, rhs, carry[1], to_grid, carry[0], frames, per_frame)
     return out, carry
 
@@ -41,7 +42,7 @@ def _fixed_chunk(model, stepper, carry, frames: int, per_frame: int):
 def _start_carry(model, solver: str, fields, t0, dt):
     """The stepper (its weights computed once) and the state it carries."""
     stepper = _stepper(solver, model, dt)
-    return stepper, (t0, _native(model, stepper)[0](fields))
+    return stepper, (t0, _native(model, stepper)[1](fields))
 
 
 def _fixed_chunks(model, plan, fields, size: int):

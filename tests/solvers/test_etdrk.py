@@ -193,3 +193,52 @@ def test_a_nan_names_the_field_the_time_and_the_point():
     kept = simulate_fields(model, 2.0, dt=1.0, frames=3, fields=start, throw=False)
     assert kept.result == dl.Result.DIVERGED
     assert simulate_fields(model, 2.0, dt=1.0, frames=3).result == dl.Result.SUCCESS
+
+
+class TwoRates(dl.models.AbstractFieldModel):
+    """A vector ``v`` and a scalar ``c`` (in that order: not sorted), each decaying at
+    its own rate, ``c`` driven by ``v``'s first component: ``c_t = Dc lap c + a v_0``,
+    ``v_t = Dv lap v``. From ``c = cos y``, ``v = (sin x, cos 2y)``: ``v_0 = e^{-Dv t}
+    sin x`` and ``c = e^{-Dc t} cos y + a (e^{-Dv t} - e^{-Dc t}) / (Dc - Dv) sin x``."""
+
+    Dc: float = 0.3
+    Dv: float = 0.1
+    a: float = 0.5
+    grid: Grid = Grid(((0.0, 2 * np.pi),) * 2, (8, 6))
+    field_names: ClassVar = ("v", "c")
+
+    def linear_part(self):
+        minus_k2 = jnp.asarray(dl.models.laplace_multiplier(self.grid))
+        return {"v": self.Dv * minus_k2, "c": self.Dc * minus_k2}
+
+    def nonlinear_part(self, t, fields):
+        return {"v": jnp.zeros_like(fields["v"]), "c": self.a * fields["v"][0]}
+
+    def initial_fields(self):
+        x, y = self.grid.coordinates
+        return {"v": jnp.stack([jnp.sin(x), jnp.cos(2 * y)]), "c": jnp.cos(y)}
+
+    def exact(self, t):
+        x, y = self.grid.coordinates
+        decay_v, decay_c = np.exp(-self.Dv * t), np.exp(-self.Dc * t)
+        return {"v": jnp.stack([decay_v * jnp.sin(x), np.exp(-4 * self.Dv * t) * jnp.cos(2 * y)]),
+                "c": decay_c * jnp.cos(y)
+                + self.a * (decay_v - decay_c) / (self.Dc - self.Dv) * jnp.sin(x)}
+
+
+@pytest.mark.parametrize("batched", [False, True])
+def test_scalar_and_vector_fields_each_keep_their_own_weights(batched, monkeypatch):
+    """The stepper carries every field stacked (their transforms batched on an
+    accelerator, ``batched`` here): each field must keep its own rate and its own place."""
+    from difflab.models._fields import model as field_model, spectral
+
+    transform = spectral.transform_fields
+    monkeypatch.setattr(field_model, "transform_fields",
+                        lambda *args: transform(*args, batched=batched))
+    # a grid of its own for each: a program compiled anew, with the transform patched
+    model = TwoRates(grid=Grid(((0.0, 2 * np.pi),) * 2, (10 if batched else 8, 6)))
+    run = simulate_fields(model, 1.0, dt=0.05, frames=3, solver="etdrk4")
+    exact = model.exact(1.0)
+    for name in ("v", "c"):
+        assert run.final[name].shape == exact[name].shape
+        np.testing.assert_allclose(run.final[name], exact[name], atol=1e-9)

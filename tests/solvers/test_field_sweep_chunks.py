@@ -41,6 +41,8 @@ def test_every_point_decays_as_the_closed_form(square, space, whole):
     assert (whole.result == 0).all()
 
 
+@pytest.mark.skipif(len(jax.devices()) < 2, reason="needs two devices (a CPU gets eight in "
+                    "tests/conftest.py; an accelerator may have one)")
 def test_chunks_sharded_over_devices_equal_one_program(square, space, whole):
     seen = []
     chunked = dl.sweep(square, space, T1, dt=0.05, n_save=2, devices=2, chunk_size=2,

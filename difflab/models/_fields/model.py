@@ -17,7 +17,7 @@ import jax.numpy as jnp
 
 from .._base import Model
 from .grid import Grid
-from .spectral import dealias_mask, from_fourier, to_fourier
+from .spectral import dealias_mask, from_fourier, to_fourier, transform_fields
 
 
 class AbstractFieldModel(eqx.Module):
@@ -91,8 +91,10 @@ class AbstractFieldModel(eqx.Module):
         if self.dealias is not None:
             mask = jnp.asarray(dealias_mask(grid, self.dealias))
             fields_hat = {name: mask * u for name, u in fields_hat.items()}
-        fields = {name: from_fourier(u, grid) for name, u in fields_hat.items()}
-        return {name: to_fourier(n, grid) for name, n in self.nonlinear_part(t, fields).items()}
+        fields = transform_fields(from_fourier, fields_hat, grid)
+        nonlinear = self.nonlinear_part(t, fields)
+        return transform_fields(to_fourier, {name: jnp.broadcast_to(n, fields[name].shape)
+                                             for name, n in nonlinear.items()}, grid)
 
     def nonlinear_from_fourier(self, t, fields: dict) -> dict:
         """``N`` on the grid by way of the model's own :meth:`nonlinear_fourier`: the

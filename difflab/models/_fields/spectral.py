@@ -5,6 +5,9 @@ multipliers here have the shape ``fourier_shape(grid)``. Every function refuses 
 axis that is not periodic, saying why.
 """
 
+import math
+
+import jax
 import jax.numpy as jnp
 import numpy as np
 
@@ -101,6 +104,24 @@ def to_fourier(u, grid):
 def from_fourier(u_hat, grid):
     """The field whose ``rfftn`` is ``u_hat``."""
     return jnp.fft.irfftn(u_hat, s=grid.points, axes=tuple(range(-grid.ndim, 0)))
+
+
+def transform_fields(transform, fields: dict, grid, batched: bool | None = None) -> dict:
+    """``transform`` (:func:`to_fourier` or :func:`from_fourier`) of every field.
+    ``batched``: the fields stacked and transformed in one call; by default so on an
+    accelerator, where each FFT is a launch of its own, and not on a CPU, where the
+    separate transforms run side by side on its cores."""
+    if batched is None:
+        batched = jax.default_backend() != "cpu"
+    if len(fields) == 1 or not batched:
+        return {name: transform(u, grid) for name, u in fields.items()}
+    leading = {name: u.shape[:u.ndim - grid.ndim] for name, u in fields.items()}
+    stacked = jnp.concatenate([u.reshape(-1, *u.shape[u.ndim - grid.ndim:])
+                               for u in fields.values()])
+    ends = np.cumsum([math.prod(lead) for lead in leading.values()])[:-1]
+    parts = jnp.split(transform(stacked, grid), ends)
+    return {name: part.reshape(*leading[name], *part.shape[1:])
+            for (name, part) in zip(fields, parts, strict=True)}
 
 
 def dealias_mask(grid, fraction: float = 2 / 3) -> np.ndarray:

@@ -1,0 +1,61 @@
+"""What an exponential stepper carries: every field's Fourier transform stacked on one
+leading axis (a vector field's components each a row), and its weights stacked alike.
+
+A step's transforms are then one batched FFT each, not one per field (on an accelerator
+each FFT is a launch of its own), and its weighted sums one loop over all fields.
+"""
+
+import math
+
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from ..models import from_fourier, to_fourier
+from ..models._fields.spectral import fourier_shape
+
+
+class FourierStack(eqx.Module):
+    """The layout of a model's fields in the stack: their names, in order, and each
+    one's leading shape (``()`` for a scalar field, ``(ndim,)`` for a vector field)."""
+
+    grid: eqx.Module
+    names: tuple[str, ...] = eqx.field(static=True)
+    leading: tuple[tuple[int, ...], ...] = eqx.field(static=True)
+
+    @classmethod
+    def of(cls, model) -> "FourierStack":
+        shapes = jax.eval_shape(model.initial_fields)
+        ndim = model.grid.ndim
+        return cls(model.grid, tuple(shapes),
+                   tuple(s.shape[:len(s.shape) - ndim] for s in shapes.values()))
+
+    def stack(self, fields: dict, trailing: tuple[int, ...]):
+        """The fields (each broadcast to its leading shape then ``trailing``) stacked."""
+        rows = [jnp.broadcast_to(fields[name], (*lead, *trailing)).reshape(-1, *trailing)
+                for name, lead in zip(self.names, self.leading, strict=True)]
+        return rows[0] if len(rows) == 1 else jnp.concatenate(rows)
+
+    def unstack(self, u) -> dict:
+        ends = np.cumsum([math.prod(lead) for lead in self.leading])[:-1]
+        return {name: part.reshape(*lead, *part.shape[1:]) for name, lead, part
+                in zip(self.names, self.leading, jnp.split(u, ends), strict=True)}
+
+    def to_fourier(self, fields: dict):
+        return to_fourier(self.stack(fields, self.grid.points), self.grid)
+
+    def from_fourier(self, u_hat) -> dict:
+        return self.unstack(from_fourier(u_hat, self.grid))
+
+    def weights(self, stepper):
+        """``stepper`` with each of its per-field weights (a dict) stacked."""
+        shape = fourier_shape(self.grid)
+        return jax.tree.map(lambda w: self.stack(w, shape) if isinstance(w, dict) else w,
+                            stepper, is_leaf=lambda w: isinstance(w, dict))
+
+    def nonlinear(self, model):
+        """The model's ``nonlinear_fourier`` on the stack."""
+        shape = fourier_shape(self.grid)
+        return lambda t, u_hat: self.stack(model.nonlinear_fourier(t, self.unstack(u_hat)),
+                                           shape)
