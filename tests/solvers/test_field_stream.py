@@ -34,8 +34,8 @@ def test_streamed_frames_are_simulates_frames(spots, solver):
     np.testing.assert_array_equal(ts, traj.ts)
     exact = jax.default_backend() == "cpu"
     for name in ("u", "v"):
-        np.testing.assert_allclose(fields[name], traj[name], rtol=0 if exact else 1e-14,
-                                   atol=0)
+        scale = 0 if exact else 1e-15 * np.abs(traj[name]).max()  # 2e-16 seen on a GPU
+        np.testing.assert_allclose(fields[name], traj[name], rtol=0, atol=scale)
     assert np.ptp(fields["v"][-1]) > 1e-3  # the field changed along the way
 
 

@@ -8,6 +8,7 @@ time at which boundary values that depend on time are read.
 
 import functools
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 from jax import lax
@@ -123,12 +124,22 @@ def laplace(u, grid, order: int = 2, t=0.0):
                         order, t)
 
 
-def _stencil_sum(u, grid, stencils, order: int, t):
+def _stencil_sum(u, grid, stencils, order: int, t, rolled: bool | None = None):
     """The sum over axes of ``stencils[axis]`` along each, assembled in one array: the
     interior (every point ``width`` or more from each wall) summed from slices of ``u`` in
     one pass, then the thin slabs along the walls written into it in place. Summing whole
-    per-axis results instead costs a pass over memory each."""
+    per-axis results instead costs a pass over memory each.
+
+    ``rolled`` (by default on an accelerator, on a grid periodic along every axis): the
+    sum of shifted copies of ``u`` instead, which XLA fuses with what follows into one
+    pass; writing the slabs in place keeps the sum in memory, a pass more on a GPU,
+    where a CPU's caches absorb it (there rolling costs more than it saves)."""
     width = len(stencils[0]) // 2
+    if rolled is None:
+        rolled = jax.default_backend() != "cpu"
+    if rolled and all(grid.periodic(axis) for axis in range(u.ndim)):
+        return sum(c * jnp.roll(u, width - k, axis) for axis, stencil in enumerate(stencils)
+                   for k, c in enumerate(stencil) if c)
     if min(u.shape) <= 2 * width:
         return sum(_apply(u, grid, axis, s, order, t) for axis, s in enumerate(stencils))
     ghosts = [_ghost_layers(u, grid, axis, width, order, t) for axis in range(u.ndim)]
