@@ -16,6 +16,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from ..models import AbstractFieldModel, Grid
+from ._events import overflow_message
 from ._field_checks import (
     FIELD_SOLVERS,
     _concrete,
@@ -25,7 +26,6 @@ from ._field_checks import (
     outcome,
     stable_step,
 )
-from ._fourier_stack import FourierStack
 from ._field_events import (
     FieldEvents,
     FieldWatch,
@@ -33,7 +33,7 @@ from ._field_events import (
     batch_all,
     resolve_field_events,
 )
-from ._events import overflow_message
+from ._fourier_stack import FourierStack
 from ._lean_jit import lean_jit
 from ._result import Result, message
 from ._steppers import ETD_SOLVERS

@@ -1,8 +1,9 @@
 """What an exponential stepper carries: every field's Fourier transform stacked on one
 leading axis (a vector field's components each a row), and its weights stacked alike.
 
-A step's transforms are then one batched FFT each, not one per field (on an accelerator
-each FFT is a launch of its own), and its weighted sums one loop over all fields.
+A step's weighted sums are then one loop over all fields, and where a model's transforms
+are batched over its fields (on an accelerator, where each FFT is a launch of its own:
+``spectral.transform_fields``) they take the stack as it is.
 """
 
 import math
@@ -12,7 +13,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ..models import from_fourier, to_fourier
+from ..models import Grid, from_fourier, to_fourier
 from ..models._fields.spectral import fourier_shape
 
 
@@ -20,7 +21,7 @@ class FourierStack(eqx.Module):
     """The layout of a model's fields in the stack: their names, in order, and each
     one's leading shape (``()`` for a scalar field, ``(ndim,)`` for a vector field)."""
 
-    grid: eqx.Module
+    grid: Grid
     names: tuple[str, ...] = eqx.field(static=True)
     leading: tuple[tuple[int, ...], ...] = eqx.field(static=True)
 

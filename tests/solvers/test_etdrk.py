@@ -230,7 +230,8 @@ class TwoRates(dl.models.AbstractFieldModel):
 def test_scalar_and_vector_fields_each_keep_their_own_weights(batched, monkeypatch):
     """The stepper carries every field stacked (their transforms batched on an
     accelerator, ``batched`` here): each field must keep its own rate and its own place."""
-    from difflab.models._fields import model as field_model, spectral
+    from difflab.models._fields import model as field_model
+    from difflab.models._fields import spectral
 
     transform = spectral.transform_fields
     monkeypatch.setattr(field_model, "transform_fields",
