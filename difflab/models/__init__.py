@@ -25,6 +25,7 @@ from ._fields import advection as advection
 from ._fields import derivative as derivative
 from ._fields import divergence as divergence
 from ._fields import dominant_wavelength as dominant_wavelength
+from ._fields import fourier_shape as fourier_shape
 from ._fields import from_fourier as from_fourier
 from ._fields import gradient as gradient
 from ._fields import laplace as laplace

@@ -13,8 +13,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ..models import Grid, from_fourier, to_fourier
-from ..models._fields.spectral import fourier_shape
+from ..models import Grid, fourier_shape, from_fourier, to_fourier
 
 
 class FourierStack(eqx.Module):

@@ -29,10 +29,12 @@ from .reaction_diffusion import GrayScott as GrayScott
 from .spectral import dealias_mask as dealias_mask
 from .spectral import derivative_multiplier as derivative_multiplier
 from .spectral import dominant_wavelength as dominant_wavelength
+from .spectral import fourier_shape as fourier_shape
 from .spectral import from_fourier as from_fourier
 from .spectral import laplace_multiplier as laplace_multiplier
 from .spectral import spectral_derivative as spectral_derivative
 from .spectral import spectral_laplace as spectral_laplace
 from .spectral import to_fourier as to_fourier
+from .spectral import transform_fields as transform_fields
 from .spectral import wavenumbers as wavenumbers
 from .waves import Wave as Wave
