@@ -2,6 +2,7 @@
 
 import os
 
+# Eight CPU devices, as a machine with eight accelerators.
 os.environ.setdefault("XLA_FLAGS", "--xla_force_host_platform_device_count=8")
 
 import gc

@@ -31,7 +31,9 @@ from ._fields import gradient as gradient
 from ._fields import laplace as laplace
 from ._fields import laplace_multiplier as laplace_multiplier
 from ._fields import spectral_derivative as spectral_derivative
+from ._fields import stack_fields as stack_fields
 from ._fields import to_fourier as to_fourier
+from ._fields import unstack_fields as unstack_fields
 from ._fields import wavenumbers as wavenumbers
 from ._equations import EquationError as EquationError
 from ._equations import Problem as Problem

@@ -6,41 +6,41 @@ are batched over its fields (on an accelerator, where each FFT is a launch of it
 ``spectral.transform_fields``) they take the stack as it is.
 """
 
-import math
-
 import equinox as eqx
 import jax
 import jax.numpy as jnp
-import numpy as np
 
-from ..models import Grid, fourier_shape, from_fourier, to_fourier
+from ..models import (
+    Grid,
+    fourier_shape,
+    from_fourier,
+    stack_fields,
+    to_fourier,
+    unstack_fields,
+)
 
 
 class FourierStack(eqx.Module):
-    """The layout of a model's fields in the stack: their names, in order, and each
-    one's leading shape (``()`` for a scalar field, ``(ndim,)`` for a vector field)."""
+    """The layout of a model's fields in the stack: their names, in order, each with its
+    leading shape (``()`` for a scalar field, ``(ndim,)`` for a vector field)."""
 
     grid: Grid
-    names: tuple[str, ...] = eqx.field(static=True)
-    leading: tuple[tuple[int, ...], ...] = eqx.field(static=True)
+    leading: tuple[tuple[str, tuple[int, ...]], ...] = eqx.field(static=True)
 
     @classmethod
     def of(cls, model) -> "FourierStack":
         shapes = jax.eval_shape(model.initial_fields)
         ndim = model.grid.ndim
-        return cls(model.grid, tuple(shapes),
-                   tuple(s.shape[:len(s.shape) - ndim] for s in shapes.values()))
+        return cls(model.grid, tuple((name, s.shape[:len(s.shape) - ndim])
+                                     for name, s in shapes.items()))
 
     def stack(self, fields: dict, trailing: tuple[int, ...]):
         """The fields (each broadcast to its leading shape then ``trailing``) stacked."""
-        rows = [jnp.broadcast_to(fields[name], (*lead, *trailing)).reshape(-1, *trailing)
-                for name, lead in zip(self.names, self.leading, strict=True)]
-        return rows[0] if len(rows) == 1 else jnp.concatenate(rows)
+        return stack_fields({name: jnp.broadcast_to(fields[name], (*lead, *trailing))
+                             for name, lead in self.leading}, len(trailing))
 
     def unstack(self, u) -> dict:
-        ends = np.cumsum([math.prod(lead) for lead in self.leading])[:-1]
-        return {name: part.reshape(*lead, *part.shape[1:]) for name, lead, part
-                in zip(self.names, self.leading, jnp.split(u, ends), strict=True)}
+        return unstack_fields(u, dict(self.leading))
 
     def to_fourier(self, fields: dict):
         return to_fourier(self.stack(fields, self.grid.points), self.grid)

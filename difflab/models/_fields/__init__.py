@@ -34,7 +34,8 @@ from .spectral import from_fourier as from_fourier
 from .spectral import laplace_multiplier as laplace_multiplier
 from .spectral import spectral_derivative as spectral_derivative
 from .spectral import spectral_laplace as spectral_laplace
+from .spectral import stack_fields as stack_fields
 from .spectral import to_fourier as to_fourier
-from .spectral import transform_fields as transform_fields
+from .spectral import unstack_fields as unstack_fields
 from .spectral import wavenumbers as wavenumbers
 from .waves import Wave as Wave

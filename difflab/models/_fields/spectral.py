@@ -106,6 +106,19 @@ def from_fourier(u_hat, grid):
     return jnp.fft.irfftn(u_hat, s=grid.points, axes=tuple(range(-grid.ndim, 0)))
 
 
+def stack_fields(fields: dict, ndim: int):
+    """The fields' arrays as rows of one array ``(rows, *trailing)``, each field's leading
+    axes (a vector's components) flattened into rows, in the dict's order."""
+    return jnp.concatenate([u.reshape(-1, *u.shape[u.ndim - ndim:]) for u in fields.values()])
+
+
+def unstack_fields(u, leading: dict) -> dict:
+    """:func:`stack_fields` undone; ``leading``: each field's leading shape, in order."""
+    ends = np.cumsum([math.prod(lead) for lead in leading.values()])[:-1]
+    return {name: part.reshape(*lead, *part.shape[1:])
+            for (name, lead), part in zip(leading.items(), jnp.split(u, ends), strict=True)}
+
+
 def transform_fields(transform, fields: dict, grid, batched: bool | None = None) -> dict:
     """``transform`` (:func:`to_fourier` or :func:`from_fourier`) of every field.
     ``batched``: the fields stacked and transformed in one call; by default so on an
@@ -116,12 +129,7 @@ def transform_fields(transform, fields: dict, grid, batched: bool | None = None)
     if len(fields) == 1 or not batched:
         return {name: transform(u, grid) for name, u in fields.items()}
     leading = {name: u.shape[:u.ndim - grid.ndim] for name, u in fields.items()}
-    stacked = jnp.concatenate([u.reshape(-1, *u.shape[u.ndim - grid.ndim:])
-                               for u in fields.values()])
-    ends = np.cumsum([math.prod(lead) for lead in leading.values()])[:-1]
-    parts = jnp.split(transform(stacked, grid), ends)
-    return {name: part.reshape(*leading[name], *part.shape[1:])
-            for (name, part) in zip(fields, parts, strict=True)}
+    return unstack_fields(transform(stack_fields(fields, grid.ndim), grid), leading)
 
 
 def dealias_mask(grid, fraction: float = 2 / 3) -> np.ndarray:
