@@ -289,8 +289,10 @@ def test_van_der_pol_period_at_mu_10_to_1e_6_with_default_settings():
     # with the fixed mesh the period came out 19.10434 (1.4e-3 off), silently
     vdp, exact = dl.models.get("van_der_pol"), 19.0783696  # published: T(10) = 19.0784
     start = ({"x": 2.0, "v": 0.0}, 6.66)
+    compiled = shooting.correct._cached._cache_size()
     orbits = dl.periodic_orbits(vdp(mu=1.0), "mu", start, 1.0, 10.0)
     error = abs(orbits.periods[-1] / exact - 1)
+    assert shooting.correct._cached._cache_size() <= compiled + 1  # each refinement alike
     assert orbits.values[-1] == 10.0 and orbits.status == "left the range at 10"
     assert error < 1e-6 and orbits.errors.max() <= 1e-6 and orbits.steps > 400
     assert orbits.errors[-1] == pytest.approx(error, rel=0.2)  # the estimate is the error

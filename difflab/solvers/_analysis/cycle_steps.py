@@ -85,9 +85,13 @@ class _Shooter:
         return True
 
     def correct(self, u0, c, ds, guess, ref, direction, orient) -> _Orbit:
+        # the mesh padded to the most steps it may be refined to: one program for them all
+        room = max(self.k, self.max_steps // self.m) - self.k
+        mesh = np.pad(self.mesh, ((0, 0), (0, room)))
         arrays = [jnp.asarray(a, float) for a in (u0, c, ds, guess, ref, direction, orient,
-                                                   self.weights, self.mesh)]
-        out = correct(self.model, self.param, self.t, *arrays, self.tol, self.max_newton)
+                                                   self.weights, mesh)]
+        out = correct(self.model, self.param, self.t, *arrays, jnp.asarray(self.k),
+                      self.tol, self.max_newton)
         u, w, ok, steps, blocks, flow, error = jax.device_get(out)
         return _Orbit(u, w, bool(ok), int(steps), blocks, flow, float(error))
 
