@@ -65,12 +65,21 @@ class _Shooter:
     def __init__(self, model, param, t, n, segments, steps, period, tol, max_newton,
                  rtol=np.inf, max_steps=0):
         self.model, self.param, self.t, self.n = model, param, jnp.asarray(t, float), n
-        self.m, self.k = segments, max(1, round(steps / segments))
-        self.mesh = np.full((self.m, self.k), 1.0 / (self.m * self.k))  # RK4 steps
+        self.m = segments
         self.weights = np.concatenate([np.full(self.m * n, 1.0 / self.m),
                                        [1.0 / period**2, 1.0]])
         self.tol, self.max_newton = tol, max_newton
         self.rtol, self.max_steps = rtol, max_steps  # the period's accuracy, the mesh's cap
+        self._steps(max(1, round(steps / segments)))
+
+    def _steps(self, k: int) -> None:
+        """``k`` equal RK4 steps per segment: the ``mesh`` ``(m, k)``; the corrector's copy
+        is padded to the most steps it may be refined to (one program for them all)."""
+        self.k = k
+        self.mesh = np.full((self.m, k), 1.0 / (self.m * k))
+        room = max(k, self.max_steps // self.m) - k
+        self._padded = jnp.asarray(np.pad(self.mesh, ((0, 0), (0, room))))
+        self._count = jnp.asarray(k)
 
     def refine(self, error: float) -> bool:
         """More RK4 steps per segment, enough by RK4's ``h^4`` for a period error of about
@@ -80,17 +89,13 @@ class _Shooter:
                 self.max_steps // self.m)
         if not (error > self.rtol and k > self.k):
             return False
-        self.k = k
-        self.mesh = np.full((self.m, self.k), 1.0 / (self.m * self.k))
+        self._steps(k)
         return True
 
     def correct(self, u0, c, ds, guess, ref, direction, orient) -> _Orbit:
-        # the mesh padded to the most steps it may be refined to: one program for them all
-        room = max(self.k, self.max_steps // self.m) - self.k
-        mesh = np.pad(self.mesh, ((0, 0), (0, room)))
         arrays = [jnp.asarray(a, float) for a in (u0, c, ds, guess, ref, direction, orient,
-                                                   self.weights, mesh)]
-        out = correct(self.model, self.param, self.t, *arrays, jnp.asarray(self.k),
+                                                   self.weights)]
+        out = correct(self.model, self.param, self.t, *arrays, self._padded, self._count,
                       self.tol, self.max_newton)
         u, w, ok, steps, blocks, flow, error = jax.device_get(out)
         return _Orbit(u, w, bool(ok), int(steps), blocks, flow, float(error))
