@@ -5,9 +5,9 @@ import os
 # Eight CPU devices, as a machine with eight accelerators; and XLA's CPU programs compiled
 # without LLVM's optimizations. The suite compiles thousands of small programs and runs
 # most of them briefly: on 2 cores it took 1,028 s with XLA's default level, 783 s with
-# this one. Programs compute the same at either level (at level 1 two programs that must
-# agree to the bit did not); the documents run at the default level, as a reader's do
-# (``test_docs.py``). A run with XLA_FLAGS set keeps its own flags.
+# this one. The suite passes at both (at level 1 two programs that must agree to the bit
+# did not); the documents run at the default level, as a reader's do (``test_docs.py``).
+# A run with XLA_FLAGS set keeps its own flags.
 os.environ.setdefault("XLA_FLAGS", "--xla_force_host_platform_device_count=8 "
                                    "--xla_backend_optimization_level=0")
 
