@@ -7,7 +7,7 @@ import jax
 import numpy as np
 
 from ..models import AbstractFieldModel, Grid
-from ._resources import check_memory
+from ._resources import MIN_MEMORY_LIMIT, check_memory
 from ._result import Result, SimulationError
 from ._steppers import ETD_SOLVERS
 from ._steppers.catalog import EXPLICIT, IMPLICIT
@@ -31,6 +31,8 @@ def check_memory_of(model: AbstractFieldModel, frames: int) -> None:
     (``frames`` kept on the device and copied to the host)."""
     cells = math.prod(model.grid.shape) * len(model.field_names)  # exact, however big
     need = 8.0 * cells * (2 * frames + WORKING_COPIES)
+    if need <= MIN_MEMORY_LIMIT:
+        return  # below any limit: the message is not worth composing on every run
     check_memory(need, f"a field run on a {grid_text(model.grid)} grid with {frames} "
                  f"frames of {len(model.field_names)} field(s)",
                  "use fewer points or frames", device_need=8.0 * cells * (frames + WORKING_COPIES))
@@ -113,13 +115,15 @@ def outcome(ts, out: dict, grid: Grid, throw: bool, code=Result.SUCCESS,
     searched only when one is not)."""
     if not _concrete((ts, out, finite)):
         return Result.SUCCESS
+    code = Result(int(code))
+    if code == Result.SUCCESS and finite is not None and bool(finite):
+        return code  # the common case, decided as soon as the run is done
     found = None if finite is not None and bool(finite) else _first_nonfinite(ts, out, grid)
     if found is not None:
         if throw:
             raise SimulationError(f"{found[1]}: the run diverged; a smaller dt or finer "
                                   f"grid may keep it finite", Result.DIVERGED)
         return Result.DIVERGED
-    code = Result(int(code))
     if code != Result.SUCCESS and throw:
         raise SimulationError(f"the field run failed: {code.message}", code)
     return code

@@ -154,7 +154,7 @@ class FieldProblem(eqx.Module):
         y0 = model.initial_fields() if args["y0"] is None else args["y0"]
         y0 = {**y0, **u["free"]}
         solver, intervals, per_interval = self.simulation
-        _, out, _ = _run(model, solver, y0, args["t0"], args["dt"], intervals, per_interval)
+        _, out, _, _ = _run(model, solver, y0, args["t0"], args["dt"], intervals, per_interval)
         index = jnp.asarray(self.frames)
         r = [jnp.where(args["mask"][n], (out[n][index] - y) * args["weight"][n], 0.0).ravel()
              for n, y in args["y_obs"].items()]

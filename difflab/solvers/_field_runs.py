@@ -71,9 +71,15 @@ class FieldTrajectory(eqx.Module):
     def field_names(self) -> tuple[str, ...]:
         return tuple(self.fields)
 
+    #: the last frames when the run that made this trajectory computed them (not a field:
+    #: a trajectory transformed or replaced takes them from its frames again)
+    _final = None
+
     @property
     def final(self) -> dict:
         """The last frame of every field."""
+        if self._final is not None:
+            return self._final
         if all(isinstance(u, jax.Array) for u in self.fields.values()):
             return _last_frames(self.fields)  # one dispatch, not two per field
         return {name: u[-1] for name, u in self.fields.items()}  # e.g. read from a file
@@ -188,13 +194,13 @@ def _native(model, stepper):
 @lean_jit
 def _run(model, solver, fields, t0, dt, intervals: int, per_interval: int):
     """The whole run in one program: the stepper's weights, the transforms, the steps;
-    ``(ts, frames, whether every frame is finite)``."""
+    ``(ts, frames, whether every frame is finite, the last frame)``."""
     stepper, to_native, rhs, to_grid = _native(model, _stepper(solver, model, dt))
     _, later, _ = _advance(stepper, rhs, to_native(fields), to_grid, t0, intervals,
                            per_interval)
     ts = t0 + dt * per_interval * jnp.arange(intervals + 1)  # not summed step by step
     out = {name: jnp.concatenate([u[None], later[name]]) for name, u in fields.items()}
-    return ts, out, _all_finite(out)
+    return ts, out, _all_finite(out), {name: u[-1] for name, u in out.items()}
 
 
 def _all_finite(fields: dict) -> jax.Array:
@@ -337,13 +343,12 @@ def simulate_fields(model: AbstractFieldModel, t1: float, *, dt: float, frames: 
                              f"{', '.join(FIXED_STEPS)}, not {solver!r}")
         check_solver(solver, model)
         check_stable(solver, model, float(dt))
-    elif _concrete(solver.dt) and abs(float(solver.dt) - dt) > 1e-12 * abs(dt):
-        raise ValueError(f"the stepper was made for dt = {float(solver.dt):g}, not {dt:g}")
     watched = resolve_field_events(events, fields, float(t0))
-    found, finite = None, None
+    found, finite, last = None, None, None
     if watched is None:
-        ts, out, finite = _run(model, solver, fields, _as_float(t0), _as_float(dt),
-                               intervals, per_interval)
+        ts, out, finite, last = _run(model, solver, fields, _as_float(t0), _as_float(dt),
+                                     intervals, per_interval)
+        _check_made_for(solver, dt)  # while the run computes: a wrong one is thrown away
     elif not isinstance(solver, str):
         raise ValueError("events are located on a solver given by name (such as 'etdrk4'), "
                          "not on a stepper object")
@@ -354,8 +359,16 @@ def simulate_fields(model: AbstractFieldModel, t1: float, *, dt: float, frames: 
     settings = (("t0", float(t0)), ("t1", float(t1)), ("dt", float(dt)), ("n_save", frames))
     run = FieldTrajectory(ts, out, model.grid, _name(solver), model=model, settings=settings,
                           events=found)  # made while the device computes
+    object.__setattr__(run, "_final", last)  # see FieldTrajectory.final
     result = _outcome(ts, out, model.grid, throw, found, finite=finite)
     return run if result == Result.SUCCESS else dataclasses.replace(run, result=result)
+
+
+def _check_made_for(solver, dt: float) -> None:
+    """Refuse a stepper object made for another step than ``dt``."""
+    if not isinstance(solver, str) and _concrete(solver.dt) \
+            and abs(float(solver.dt) - dt) > 1e-12 * abs(dt):
+        raise ValueError(f"the stepper was made for dt = {float(solver.dt):g}, not {dt:g}")
 
 
 def _with_definitions(found: FieldEvents, watched: tuple) -> FieldEvents:

@@ -1,6 +1,7 @@
 """Field models through the public API: ``dl.simulate`` with every kind of solver, ``jax.grad``
 through a run and ``dl.sweep`` over a parameter, against the closed form of diffusion."""
 
+import dataclasses
 from typing import ClassVar
 
 import jax
@@ -170,3 +171,13 @@ def test_a_stepper_passed_through_jax_jit_runs_as_it_does_outside(line):
     outside = simulate_fields(line, 1.0, dt=0.25, frames=2, solver=made).final["u"]
     np.testing.assert_allclose(final(line, made), outside, rtol=1e-14, atol=1e-15)
     np.testing.assert_allclose(outside, line.exact(1.0)["u"], atol=1e-13)
+
+
+def test_the_final_fields_are_the_last_frames_however_the_trajectory_was_made(line):
+    """The run computes its last frames in its own program; a trajectory transformed or
+    replaced afterwards takes them from its frames again."""
+    run = simulate_fields(line, 1.0, dt=0.25, frames=3, solver="etdrk4")
+    doubled = jax.tree.map(lambda a: 2 * a, run)
+    for traj, scale in ((run, 1), (doubled, 2), (dataclasses.replace(run, ts=run.ts), 1)):
+        np.testing.assert_array_equal(traj.final["u"], traj["u"][-1])
+        np.testing.assert_allclose(traj.final["u"], scale * line.exact(1.0)["u"], atol=1e-13)
