@@ -27,6 +27,7 @@ import jax.numpy as jnp
 
 from ...models import from_fourier, to_fourier
 from .newton_krylov import NewtonKrylov
+from .preconditioner import Preconditioner
 
 _G = 1 - 1 / math.sqrt(2)
 _D = 1 - 1 / (2 * _G)
@@ -58,6 +59,7 @@ class AbstractFieldDIRK(eqx.Module):
     multipliers: dict | None  # IMEX with the default operator: its Fourier multipliers
     grid: object
     newton: NewtonKrylov
+    preconditioner: Preconditioner | None  # of the linear solves, where GMRES makes them
     order: ClassVar[int]
     tableau: ClassVar[tuple]
     split: ClassVar[bool]
@@ -70,6 +72,10 @@ class AbstractFieldDIRK(eqx.Module):
         self.multipliers = model.linear_part() if fourier else None
         self.grid = model.grid
         self.newton = NewtonKrylov() if newton is None else newton
+        fitted = self.multipliers is None and model.has_linear_operator()
+        self.preconditioner = Preconditioner.fit(
+            model.linear_operator, model.grid, jax.eval_shape(model.initial_fields)) \
+            if fitted else None
 
     def _parts(self, vector_field):
         """``(implicit part, explicit part or None)``."""
@@ -95,7 +101,10 @@ class AbstractFieldDIRK(eqx.Module):
     def _solve(self, implicit, t, c, rhs):
         """``U`` with ``U - c implicit(t, U) = rhs``."""
         if self.multipliers is None:
-            return self.newton.stage(implicit, t, c, rhs, affine=self.split)
+            precondition = None if self.preconditioner is None else \
+                lambda b: self.preconditioner.apply(c, b)
+            return self.newton.stage(implicit, t, c, rhs, affine=self.split,
+                                     precondition=precondition)
         grid = self.grid
         return {name: from_fourier(to_fourier(r, grid) / (1 - c * self.multipliers[name]),
                                    grid) for name, r in rhs.items()}

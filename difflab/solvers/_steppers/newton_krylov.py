@@ -20,7 +20,8 @@ a derivative solve that does not converge gives NaN derivatives.
 import equinox as eqx
 import jax
 import jax.numpy as jnp
-from jax.scipy.sparse.linalg import gmres
+
+from .gmres import gmres
 
 
 class NewtonKrylov(eqx.Module):
@@ -35,35 +36,43 @@ class NewtonKrylov(eqx.Module):
     restart: int = eqx.field(static=True, default=30)
     restarts: int = eqx.field(static=True, default=20)
 
-    def linear_solve(self, matvec, b):
+    def linear_solve(self, matvec, b, precondition=None):
         """``x`` with ``matvec(x) = b`` (GMRES from 0), NaN where it did not converge.
         ``b`` is scaled to norm 1 first: GMRES takes vectors below machine epsilon in
-        norm (a late Newton residual) for zero."""
+        norm (a late Newton residual) for zero. ``precondition``: an approximate inverse
+        of ``matvec``, applied on the right (GMRES solves ``matvec(precondition(y)) = b``,
+        so its residual is the true one)."""
         size = _norm(b)
         unit = _scale(1 / jnp.where(size > 0, size, 1.0), b)
-        x, _ = gmres(matvec, unit, tol=self.linear_rtol, atol=0.0, restart=self.restart,
-                     maxiter=self.restarts, solve_method="batched")
+        operator = matvec if precondition is None else lambda y: matvec(precondition(y))
+        y = gmres(operator, unit, tol=self.linear_rtol, restart=self.restart,
+                  cycles=self.restarts)
+        x = y if precondition is None else precondition(y)
         miss = _norm(_sub(matvec(x), unit)) > 10 * self.linear_rtol
         return jax.tree.map(lambda v: jnp.where(miss, jnp.nan, size * v), x)
 
-    def stage(self, f, t, c, rhs, affine: bool = False):
+    def stage(self, f, t, c, rhs, affine: bool = False, precondition=None):
         """``U`` with ``U - c f(t, U) = rhs``, from ``rhs``. ``affine``: ``f`` is affine in
-        ``U``, so one Newton step from ``rhs`` solves it."""
+        ``U``, so one Newton step from ``rhs`` solves it. ``precondition``: an approximate
+        inverse of ``I - c f'`` (symmetric: the transposed solves take it too)."""
         def residual(u):
             return _sub(_sub(u, _scale(c, f(t, u))), rhs)
 
         def solve(g, guess):
-            return self._newton(g, guess, 1 if affine else self.max_newton)
+            return self._newton(g, guess, 1 if affine else self.max_newton, precondition)
+
+        def linear_solve(matvec, b):
+            return self.linear_solve(matvec, b, precondition)
 
         def tangent_solve(g, y):  # reverse mode transposes it: GMRES on g's transpose
-            return jax.lax.custom_linear_solve(g, y, self.linear_solve, self.linear_solve)
+            return jax.lax.custom_linear_solve(g, y, linear_solve, linear_solve)
 
         return jax.lax.custom_root(residual, rhs, solve, tangent_solve)
 
-    def _newton(self, g, guess, iterations: int):
+    def _newton(self, g, guess, iterations: int, precondition=None):
         def correction(u):
             r, jvp = jax.linearize(g, u)
-            return self.linear_solve(jvp, _scale(-1.0, r))
+            return self.linear_solve(jvp, _scale(-1.0, r), precondition)
 
         if iterations == 1:
             return _add(guess, correction(guess))
