@@ -2,8 +2,9 @@
 
 A stage of an implicit method on fields solves ``U - c F(t, U) = R`` for ``U`` (``c`` the
 step times the method's diagonal). Newton's corrections solve ``(I - c J) dU = -G(U)``
-by GMRES, where ``J v`` is a Jacobian-vector product (``jax.linearize`` of ``F``): no
-Jacobian is ever formed, so the memory is a few dozen copies of the state (GMRES's Krylov
+by GMRES (``gmres.py``, preconditioned where the stepper has a preconditioner:
+``preconditioner.py``), where ``J v`` is a Jacobian-vector product (``jax.linearize`` of
+``F``): no Jacobian is ever formed, so the memory is a few dozen copies of the state (GMRES's Krylov
 basis) however many values the fields hold. Derivatives of the solution go through the
 implicit function theorem (``jax.lax.custom_root``), not through the iterations: the
 tangent solve (forward mode) and its transpose (reverse mode) are GMRES solves as the

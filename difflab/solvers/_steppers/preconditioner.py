@@ -10,14 +10,15 @@ transform per axis diagonalizes:
 - between Dirichlet walls the cosine transform of ``(-1)^i u``, a sine transform (DST-II).
 
 Any other pair of sides (Robin, or Dirichlet facing Neumann) takes the cosine transform.
-The transforms are orthonormal, so the preconditioner ``(I - c fit)^-1`` is symmetric and
-serves reverse mode's transposed solves as well. Where ``J`` is such an operator (constant
-coefficients; the walls' ghost points differ only next to them) GMRES converges in a few
-iterations; where it is not, the fit is what least squares makes of it, and GMRES does the
-rest.
+The transforms are orthogonal but for a scale per mode, so the preconditioner
+``(I - c fit)^-1`` is symmetric and serves reverse mode's transposed solves as well.
+Where ``J`` is such an operator (constant coefficients; the walls' ghost points differ
+only next to them) GMRES converges in a few iterations; where it is not, the fit is what
+least squares makes of it, and GMRES does the rest.
 
-The fit is made once per stepper, from ``J``'s response to one vector holding every mode
-once (least squares over the modes, per field).
+The fit is made once per stepper: ``J``'s Rayleigh quotients on as many modes as there
+are coefficients (the smoothest, and per axis the one halfway up its second
+differences), all in one batched Jacobian-vector product.
 """
 
 import equinox as eqx
@@ -171,7 +172,7 @@ class Preconditioner(eqx.Module):
 
 def _smoothest(grid, axis: int) -> int:
     """The index of the mode of ``axis`` with the smallest second difference."""
-    return grid.points[axis] - 1 if _dirichlet(grid, axis) and not grid.periodic(axis) else 0
+    return grid.points[axis] - 1 if _dirichlet(grid, axis) else 0
 
 
 def _probed_modes(grid) -> list[tuple[int, ...]]:
