@@ -106,13 +106,19 @@ def _describe(name: str, t: float, index, grid: Grid) -> str:
     return f"field {name!r} is not finite at t = {t:.6g}, first at {point} (point [{cell}])"
 
 
+#: what a frame that is not finite says of the run, by the kind of stepper that made it
+DIVERGED = "the run diverged; a smaller dt or finer grid may keep it finite"
+IMPLICIT_DIVERGED = ("the run diverged, or a stage's Newton-Krylov solve did not converge "
+                     "(such a stage gives NaN fields); a smaller dt may keep it finite")
+
+
 def outcome(ts, out: dict, grid: Grid, throw: bool, code=Result.SUCCESS,
-            finite=None) -> Result:
-    """``DIVERGED`` where a frame holds a NaN or infinity (raised if ``throw``), checked on
-    the host once the run is done; under a JAX transformation the values are not known.
-    ``code``: the solver's own outcome (an adaptive run's), raised if ``throw``.
-    ``finite``: whether every frame is, computed with the run (then the frames are
-    searched only when one is not)."""
+            finite=None, why: str = DIVERGED) -> Result:
+    """``DIVERGED`` where a frame holds a NaN or infinity (raised if ``throw``, saying
+    where and ``why``), checked on the host once the run is done; under a JAX
+    transformation the values are not known. ``code``: the solver's own outcome (an
+    adaptive run's), raised if ``throw``. ``finite``: whether every frame is, computed
+    with the run (then the frames are searched only when one is not)."""
     if not _concrete((ts, out, finite)):
         return Result.SUCCESS
     code = Result(int(code))
@@ -121,8 +127,7 @@ def outcome(ts, out: dict, grid: Grid, throw: bool, code=Result.SUCCESS,
     found = None if finite is not None and bool(finite) else _first_nonfinite(ts, out, grid)
     if found is not None:
         if throw:
-            raise SimulationError(f"{found[1]}: the run diverged; a smaller dt or finer "
-                                  f"grid may keep it finite", Result.DIVERGED)
+            raise SimulationError(f"{found[1]}: {why}", Result.DIVERGED)
         return Result.DIVERGED
     if code != Result.SUCCESS and throw:
         raise SimulationError(f"the field run failed: {code.message}", code)

@@ -18,7 +18,9 @@ import numpy as np
 from ..models import AbstractFieldModel, Grid
 from ._events import overflow_message
 from ._field_checks import (
+    DIVERGED,
     FIELD_SOLVERS,
+    IMPLICIT_DIVERGED,
     _concrete,
     check_memory_of,
     check_solver,
@@ -38,7 +40,7 @@ from ._lean_jit import lean_jit
 from ._result import Result, message
 from ._steppers import ETD_SOLVERS
 from ._steppers.field_steppers import FIELD_EXPLICIT
-from ._steppers.imex import FIELD_IMPLICIT
+from ._steppers.imex import FIELD_IMPLICIT, AbstractFieldDIRK
 
 FIXED_STEPS = {**ETD_SOLVERS, **FIELD_EXPLICIT, **FIELD_IMPLICIT}
 DEFAULT_FRAMES = 101
@@ -360,7 +362,8 @@ def simulate_fields(model: AbstractFieldModel, t1: float, *, dt: float, frames: 
     run = FieldTrajectory(ts, out, model.grid, _name(solver), model=model, settings=settings,
                           events=found)  # made while the device computes
     object.__setattr__(run, "_final", last)  # see FieldTrajectory.final
-    result = _outcome(ts, out, model.grid, throw, found, finite=finite)
+    result = _outcome(ts, out, model.grid, throw, found, finite=finite,
+                      why=_why_not_finite(solver))
     return run if result == Result.SUCCESS else dataclasses.replace(run, result=result)
 
 
@@ -383,13 +386,19 @@ def _with_definitions(found: FieldEvents, watched: tuple) -> FieldEvents:
 
 
 def _outcome(ts, out: dict, grid, throw: bool, found, code=Result.SUCCESS,
-             finite=None) -> Result:
+             finite=None, why: str = DIVERGED) -> Result:
     """``outcome`` of the frames up to a terminal event's crossing (the later ones are
     NaN on purpose); ``finite``: whether every frame is, when the run said."""
     if found is not None and _concrete((ts, out, found)) and int(found.stopped_by) >= 0:
         alive = np.asarray(ts) <= float(found.t_stop)
         ts, out = np.asarray(ts)[alive], {n: np.asarray(u)[alive] for n, u in out.items()}
-    return outcome(ts, out, grid, throw, code, finite)
+    return outcome(ts, out, grid, throw, code, finite, why)
+
+
+def _why_not_finite(solver) -> str:
+    implicit = solver in FIELD_IMPLICIT if isinstance(solver, str) \
+        else isinstance(solver, AbstractFieldDIRK)
+    return IMPLICIT_DIVERGED if implicit else DIVERGED
 
 
 def _frames_and_steps(span: float, dt: float, n_save: int | None) -> tuple[int, int]:

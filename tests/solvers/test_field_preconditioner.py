@@ -1,6 +1,7 @@
 """The implicit field steppers' linear solves: GMRES that stops when it is done, and its
 preconditioner (walled second differences inverted by cosine and sine transforms)."""
 
+import equinox as eqx
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -8,7 +9,7 @@ import pytest
 import scipy.fft
 
 import difflab as dl
-from difflab.models import Dirichlet, Grid, Neumann, Periodic, laplace
+from difflab.models import AbstractFieldModel, Dirichlet, Grid, Neumann, Periodic, laplace
 from difflab.models._fields import second_derivative
 from difflab.solvers._steppers.gmres import gmres
 from difflab.solvers._steppers.preconditioner import (
@@ -122,3 +123,33 @@ def test_imex2_takes_steps_whose_solves_plain_gmres_cannot_finish():
     exact = np.linalg.matrix_power(step, 4) @ start
     np.testing.assert_allclose(run["u"][-1], exact, atol=1e-8)
     assert np.max(np.abs(exact)) > 1e-4  # not all decayed to nothing
+
+
+class _BareRod(AbstractFieldModel):
+    """``u_t = laplace(u)`` between walls at zero, written as ``vector_field`` alone: no
+    linear operator, so the implicit steppers' GMRES has no preconditioner."""
+
+    grid: Grid = eqx.field(default_factory=lambda: _rod(512))
+    field_names = ("u",)
+
+    def linear_part(self):
+        return None
+
+    def vector_field(self, t, fields):
+        return {"u": laplace(fields["u"], self.grid, t=t)}
+
+    def nonlinear_part(self, t, fields):
+        return self.vector_field(t, fields)
+
+    def initial_fields(self):
+        return {"u": jnp.asarray(np.random.default_rng(0).standard_normal(512))}
+
+
+def test_a_stage_that_does_not_converge_is_named_as_a_possible_cause():
+    """Unpreconditioned, the rough rod's stages run GMRES out of cycles and give NaN
+    fields. The run used to say only that it diverged; an implicit run now says a stage's
+    solve may not have converged."""
+    with pytest.raises(dl.SimulationError, match="Newton-Krylov solve did not converge"):
+        dl.simulate(_BareRod(), 0.2, solver="sdirk2", dt=0.1, n_save=2)
+    with pytest.raises(dl.SimulationError, match="the run diverged; a smaller dt or finer"):
+        dl.simulate(_BareRod(), 5.0, solver="rk4", dt=0.1, n_save=2)
