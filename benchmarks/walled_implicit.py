@@ -54,7 +54,7 @@ def _second_difference(grid_1d: Grid) -> sp.csr_matrix:
     return sp.csr_matrix(np.asarray(dense))
 
 
-def _operator(model) -> sp.csr_matrix:
+def _operator(model) -> sp.csc_matrix:
     """``L`` as a sparse matrix over the flattened field (x the slow axis)."""
     (ex, ey), (nx, ny) = model.grid.extent, model.grid.points
     lx = _second_difference(Grid((ex,), (nx,), model.grid.boundaries[0]))
