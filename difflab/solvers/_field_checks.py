@@ -12,7 +12,7 @@ from ._result import Result, SimulationError
 from ._steppers import ETD_SOLVERS
 from ._steppers.catalog import EXPLICIT, IMPLICIT
 from ._steppers.field_steppers import FIELD_EXPLICIT, stable_dt
-from ._steppers.imex import FIELD_IMPLICIT, IMEX_SOLVERS
+from ._steppers.imex import FIELD_IMPLICIT, IMEX_SOLVERS, AbstractFieldDIRK
 
 #: copies of the state a run holds besides its frames: the start, the stages and their
 #: nonlinear parts, the stepper's weights (in Fourier space, about half a field each)
@@ -106,14 +106,20 @@ def _describe(name: str, t: float, index, grid: Grid) -> str:
     return f"field {name!r} is not finite at t = {t:.6g}, first at {point} (point [{cell}])"
 
 
-#: what a frame that is not finite says of the run, by the kind of stepper that made it
-DIVERGED = "the run diverged; a smaller dt or finer grid may keep it finite"
-IMPLICIT_DIVERGED = ("the run diverged, or a stage's Newton-Krylov solve did not converge "
-                     "(such a stage gives NaN fields); a smaller dt may keep it finite")
+_DIVERGED = "the run diverged; a smaller dt or finer grid may keep it finite"
+_IMPLICIT_DIVERGED = ("the run diverged, or a stage's Newton-Krylov solve did not converge "
+                      "(such a stage gives NaN fields); a smaller dt may keep it finite")
+
+
+def why_not_finite(solver) -> str:
+    """What a frame that is not finite says of a run by ``solver`` (a name or a stepper)."""
+    implicit = solver in FIELD_IMPLICIT if isinstance(solver, str) \
+        else isinstance(solver, AbstractFieldDIRK)
+    return _IMPLICIT_DIVERGED if implicit else _DIVERGED
 
 
 def outcome(ts, out: dict, grid: Grid, throw: bool, code=Result.SUCCESS,
-            finite=None, why: str = DIVERGED) -> Result:
+            finite=None, why: str = _DIVERGED) -> Result:
     """``DIVERGED`` where a frame holds a NaN or infinity (raised if ``throw``, saying
     where and ``why``), checked on the host once the run is done; under a JAX
     transformation the values are not known. ``code``: the solver's own outcome (an

@@ -18,15 +18,14 @@ import numpy as np
 from ..models import AbstractFieldModel, Grid
 from ._events import overflow_message
 from ._field_checks import (
-    DIVERGED,
     FIELD_SOLVERS,
-    IMPLICIT_DIVERGED,
     _concrete,
     check_memory_of,
     check_solver,
     check_stable,
     outcome,
     stable_step,
+    why_not_finite,
 )
 from ._field_events import (
     FieldEvents,
@@ -40,7 +39,7 @@ from ._lean_jit import lean_jit
 from ._result import Result, message
 from ._steppers import ETD_SOLVERS
 from ._steppers.field_steppers import FIELD_EXPLICIT
-from ._steppers.imex import FIELD_IMPLICIT, AbstractFieldDIRK
+from ._steppers.imex import FIELD_IMPLICIT
 
 FIXED_STEPS = {**ETD_SOLVERS, **FIELD_EXPLICIT, **FIELD_IMPLICIT}
 DEFAULT_FRAMES = 101
@@ -362,8 +361,7 @@ def simulate_fields(model: AbstractFieldModel, t1: float, *, dt: float, frames: 
     run = FieldTrajectory(ts, out, model.grid, _name(solver), model=model, settings=settings,
                           events=found)  # made while the device computes
     object.__setattr__(run, "_final", last)  # see FieldTrajectory.final
-    result = _outcome(ts, out, model.grid, throw, found, finite=finite,
-                      why=_why_not_finite(solver))
+    result = _outcome(ts, out, model.grid, throw, found, solver, finite=finite)
     return run if result == Result.SUCCESS else dataclasses.replace(run, result=result)
 
 
@@ -385,20 +383,15 @@ def _with_definitions(found: FieldEvents, watched: tuple) -> FieldEvents:
     return eqx.tree_at(lambda e: e.definitions, found, watched, is_leaf=lambda x: x is None)
 
 
-def _outcome(ts, out: dict, grid, throw: bool, found, code=Result.SUCCESS,
-             finite=None, why: str = DIVERGED) -> Result:
+def _outcome(ts, out: dict, grid, throw: bool, found, solver, code=Result.SUCCESS,
+             finite=None) -> Result:
     """``outcome`` of the frames up to a terminal event's crossing (the later ones are
-    NaN on purpose); ``finite``: whether every frame is, when the run said."""
+    NaN on purpose) of a run by ``solver``; ``finite``: whether every frame is, when the
+    run said."""
     if found is not None and _concrete((ts, out, found)) and int(found.stopped_by) >= 0:
         alive = np.asarray(ts) <= float(found.t_stop)
         ts, out = np.asarray(ts)[alive], {n: np.asarray(u)[alive] for n, u in out.items()}
-    return outcome(ts, out, grid, throw, code, finite, why)
-
-
-def _why_not_finite(solver) -> str:
-    implicit = solver in FIELD_IMPLICIT if isinstance(solver, str) \
-        else isinstance(solver, AbstractFieldDIRK)
-    return IMPLICIT_DIVERGED if implicit else DIVERGED
+    return outcome(ts, out, grid, throw, code, finite, why_not_finite(solver))
 
 
 def _frames_and_steps(span: float, dt: float, n_save: int | None) -> tuple[int, int]:
@@ -501,7 +494,7 @@ def simulate_field_model(model: AbstractFieldModel, t1, *, y0=None, throw: bool 
                                      _maybe_float(plan.dt), _as_float(plan.rtol),
                                      _as_float(plan.atol), plan.max_steps, watched)
     found = None if found is None else _with_definitions(found, watched)
-    result = _outcome(plan.ts, out, model.grid, throw, found, code)
+    result = _outcome(plan.ts, out, model.grid, throw, found, plan.solver, code)
     return FieldTrajectory(plan.ts, out, model.grid, plan.solver, result, model,
                            plan.settings, found)
 

@@ -16,7 +16,7 @@ import numpy as np
 
 from ..models import AbstractFieldModel
 from ._chunk import Chunk
-from ._field_checks import check_memory_of, outcome
+from ._field_checks import check_memory_of, outcome, why_not_finite
 from ._field_runs import (
     _advance,
     _as_float,
@@ -97,7 +97,8 @@ def stream_fields(model: AbstractFieldModel, t1, *, y0=None, chunk_size: int = 1
             if keep:  # the frames before the failure, then the error
                 yield Chunk(times[:keep], {n: u[:keep] for n, u in frames.items()}, first,
                             plan.n_save, Result.SUCCESS, settings)
-            outcome(times, frames, model.grid, True, code)  # raises, naming where
+            outcome(times, frames, model.grid, True, code,  # raises, naming where
+                    why=why_not_finite(plan.solver))
             raise SimulationError(f"the field run failed: {result.message}", result)
         yield Chunk(times, frames, first, plan.n_save, result, settings)
         if result != Result.SUCCESS:

@@ -146,9 +146,11 @@ class _BareRod(AbstractFieldModel):
 
 def test_a_stage_that_does_not_converge_is_named_as_a_possible_cause():
     """Unpreconditioned, the rough rod's stages run GMRES out of cycles and give NaN
-    fields. The run used to say only that it diverged; an implicit run now says a stage's
-    solve may not have converged."""
+    fields. The run used to say only that it diverged; an implicit run, simulated or
+    streamed, now says a stage's solve may not have converged."""
     with pytest.raises(dl.SimulationError, match="Newton-Krylov solve did not converge"):
         dl.simulate(_BareRod(), 0.2, solver="sdirk2", dt=0.1, n_save=2)
+    with pytest.raises(dl.SimulationError, match="Newton-Krylov solve did not converge"):
+        list(dl.stream(_BareRod(), 0.2, solver="sdirk2", dt=0.1, n_save=2))
     with pytest.raises(dl.SimulationError, match="the run diverged; a smaller dt or finer"):
         dl.simulate(_BareRod(), 5.0, solver="rk4", dt=0.1, n_save=2)
