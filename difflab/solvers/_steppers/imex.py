@@ -102,7 +102,7 @@ class AbstractFieldDIRK(eqx.Module):
         """``U`` with ``U - c implicit(t, U) = rhs``."""
         if self.multipliers is None:
             precondition = None if self.preconditioner is None else \
-                lambda b: self.preconditioner.apply(c, b)
+                self.preconditioner.for_stage(c)
             return self.newton.stage(implicit, t, c, rhs, affine=self.split,
                                      precondition=precondition)
         grid = self.grid

@@ -130,7 +130,7 @@ def inverse(c, grid):
 
 
 class Preconditioner(eqx.Module):
-    """``apply(c, b)``: ``(I - c fit)^-1 b``; ``coefficients[name]`` are the field's fitted
+    """``for_stage(c)``: ``(I - c fit)^-1``; ``coefficients[name]`` are the field's fitted
     ``(beta, alpha_x[, alpha_y[, alpha_z]])``."""
 
     coefficients: dict
@@ -159,11 +159,13 @@ class Preconditioner(eqx.Module):
         fitted = jnp.linalg.lstsq(symbols, entries.reshape(len(zeros), -1).T)[0]
         return cls(dict(zip(zeros, fitted.T, strict=True)), grid)
 
-    def apply(self, c, b: dict) -> dict:
-        return {name: inverse(forward(u, self.grid) / self._denominator(c, name), self.grid)
-                for name, u in b.items()}
+    def for_stage(self, c):
+        """``b -> (I - c fit)^-1 b``, its divisors made once for the stage's solve."""
+        divisors = {name: self._divisor(c, name) for name in self.coefficients}
+        return lambda b: {name: inverse(forward(u, self.grid) / divisors[name], self.grid)
+                          for name, u in b.items()}
 
-    def _denominator(self, c, name: str):
+    def _divisor(self, c, name: str):
         beta, *alphas = self.coefficients[name]
         fitted = beta + sum(a * _symbol(self.grid, axis) for axis, a in enumerate(alphas))
         den = 1 - c * fitted
