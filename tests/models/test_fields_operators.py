@@ -2,6 +2,7 @@
 convergence under refinement."""
 
 import equinox as eqx
+import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
@@ -222,3 +223,32 @@ def test_a_robin_wall_s_coefficients_may_be_traced():
     np.testing.assert_allclose(traced, lap(2.0), rtol=1e-10)
     (x,) = Grid(((0.0, 3.0),), (32,), Dirichlet()).coordinates
     np.testing.assert_allclose(traced, jnp.exp(x / 3) / 9, atol=1e-6)
+
+
+def test_a_walled_operator_is_traced_once_however_often_a_model_uses_it(monkeypatch):
+    """An implicit solver traces a model's right-hand side many times over (the step, its
+    linearization, the Jacobian-vector products): the walled stencil is traced once."""
+    from difflab.models._fields import operators
+
+    traced = []
+    original = operators._stencil_sum
+    monkeypatch.setattr(operators, "_stencil_sum",
+                        lambda *args, **kw: traced.append(1) or original(*args, **kw))
+    grid = Grid(((0.0, 1.0), (0.0, 2.0)), (13, 11), Neumann())  # a shape no other test has
+
+    def rhs(u):
+        return laplace(u, grid) - u * laplace(u, grid)
+
+    u = jnp.cos(grid.coordinates[0]) * grid.coordinates[1]
+    _, tangent = jax.jvp(rhs, (u,), (jnp.ones_like(u),))
+    jax.make_jaxpr(lambda u: jax.linearize(rhs, u))(u)
+    assert len(traced) == 1
+    np.testing.assert_allclose(tangent, jax.jacfwd(rhs)(u).sum(axis=(2, 3)), atol=1e-9)
+
+
+def test_walls_that_depend_on_time_are_read_at_each_time_when_called_eagerly():
+    grid = Grid(((0.0, 3.0),), (32,), (Dirichlet(lambda t: 1 + t), Neumann(0.0)))
+    (x,) = grid.coordinates
+    at = [laplace(jnp.zeros(32), grid, t=t)[0] for t in (0.0, 0.5, 1.0)]
+    np.testing.assert_allclose(np.diff(at), np.diff(at)[0], rtol=1e-12)  # linear in t
+    assert at[1] > at[0]

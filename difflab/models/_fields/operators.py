@@ -8,6 +8,7 @@ time at which boundary values that depend on time are read.
 
 import functools
 
+import equinox as eqx
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -105,21 +106,53 @@ def _ends(u, ghosts, width: int, axis: int):
                             axis=axis))
 
 
+def _traced_once(operator):
+    """``operator(u, grid, *rest, t)`` traced once per shape, grid and ``rest``, then
+    reused. A model's right-hand side is traced many times over (the step, its
+    linearization, an implicit solver's Jacobian-vector products and their transposes),
+    and an operator with walls is a few hundred operations each time. ``t`` is passed
+    only where a wall's value depends on it, and then traced."""
+    jitted = eqx.filter_jit(operator)
+
+    @functools.wraps(operator)
+    def call(u, grid, *rest, t=0.0):
+        timed = any(callable(getattr(side, "value", None))
+                    for sides in grid.boundaries for side in sides)
+        return jitted(u, grid, *rest, jnp.asarray(t) if timed else 0.0)
+
+    return call
+
+
 def derivative(u, grid, axis: int, order: int = 2, t=0.0):
     """``du/dx_axis`` by central differences of ``order`` (2 or 4)."""
     _check_order(order)
+    return _derivative(u, grid, axis, order, t=t)
+
+
+@_traced_once
+def _derivative(u, grid, axis: int, order: int, t):
     return _apply(u, grid, axis, FIRST[order], order, t) / grid.spacing[axis]
 
 
 def second_derivative(u, grid, axis: int, order: int = 2, t=0.0):
     """``d2u/dx_axis2`` by central differences of ``order`` (2 or 4)."""
     _check_order(order)
+    return _second_derivative(u, grid, axis, order, t=t)
+
+
+@_traced_once
+def _second_derivative(u, grid, axis: int, order: int, t):
     return _apply(u, grid, axis, SECOND[order], order, t) / grid.spacing[axis] ** 2
 
 
 def laplace(u, grid, order: int = 2, t=0.0):
     """The Laplacian of the scalar field ``u``: the sum of second derivatives."""
     _check_order(order)
+    return _laplace(u, grid, order, t=t)
+
+
+@_traced_once
+def _laplace(u, grid, order: int, t):
     return _stencil_sum(u, grid, [tuple(c / h**2 for c in SECOND[order]) for h in grid.spacing],
                         order, t)
 
