@@ -116,13 +116,7 @@ def _largest_value(jaxpr) -> int:
     """The most elements of any value in ``jaxpr`` or the programs inside it."""
     sizes = [int(np.prod(v.aval.shape)) for eqn in jaxpr.eqns for v in eqn.outvars
              if hasattr(v.aval, "shape")]
-    for eqn in jaxpr.eqns:
-        for param in eqn.params.values():
-            for sub in param if isinstance(param, (tuple, list)) else (param,):
-                inner = getattr(sub, "jaxpr", sub)
-                if hasattr(inner, "eqns"):
-                    sizes.append(_largest_value(inner))
-    return max(sizes, default=0)
+    return max(sizes + [_largest_value(inner) for inner in _inner(jaxpr)], default=0)
 
 
 @pytest.fixture(scope="module")
@@ -137,6 +131,37 @@ def test_a_128x128_step_holds_no_dense_jacobian(square, solver):
     stepper = FIELD_IMPLICIT[solver](square, 0.01)
     jaxpr = jax.make_jaxpr(lambda u: stepper.step(square.vector_field, 0.0, u))
     assert _largest_value(jaxpr(square.initial_fields()).jaxpr) <= 64 * cells  # Krylov basis
+
+
+@pytest.mark.parametrize("one_stage, two_stages", [("implicit_euler", "sdirk2"),
+                                                   ("imex_euler", "imex2")])
+def test_a_two_stage_step_compiles_its_stage_solver_once(one_stage, two_stages):
+    """The implicit stages are one loop: a step of two holds as many solver loops as a
+    step of one (each copy of GMRES and Newton costs seconds of compiling)."""
+    model = WalledDiffusion()
+
+    def loops(solver):
+        stepper = FIELD_IMPLICIT[solver](model, 0.01)
+        jaxpr = jax.make_jaxpr(lambda u: stepper.step(model.vector_field, 0.0, u))
+        return _count(jaxpr(model.initial_fields()).jaxpr, "while")
+
+    assert loops(two_stages) == loops(one_stage) > 0
+
+
+def _count(jaxpr, primitive: str) -> int:
+    """How many ``primitive`` equations ``jaxpr`` and the programs inside it hold."""
+    return sum(eqn.primitive.name == primitive for eqn in jaxpr.eqns) + sum(
+        _count(inner, primitive) for inner in _inner(jaxpr))
+
+
+def _inner(jaxpr):
+    """The programs inside ``jaxpr``'s equations (loop bodies, branches, ...)."""
+    for eqn in jaxpr.eqns:
+        for param in eqn.params.values():
+            for sub in param if isinstance(param, (tuple, list)) else (param,):
+                inner = getattr(sub, "jaxpr", sub)
+                if hasattr(inner, "eqns"):
+                    yield inner
 
 
 def test_the_size_check_sees_a_dense_jacobian():

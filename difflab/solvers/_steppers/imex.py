@@ -24,6 +24,7 @@ from typing import ClassVar
 import equinox as eqx
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from ...models import from_fourier, to_fourier
 from .newton_krylov import NewtonKrylov
@@ -31,19 +32,22 @@ from .preconditioner import Preconditioner
 
 _G = 1 - 1 / math.sqrt(2)
 _D = 1 - 1 / (2 * _G)
-#: (implicit A, explicit A, implicit b, explicit b, c), the first stage explicit
+#: (implicit A, explicit A, implicit b, explicit b, c), the first stage explicit and the
+#: others implicit
 EULER = (((0, 0), (0, 1)), ((0, 0), (1, 0)), (0, 1), (1, 0), (0, 1))
 ARS222 = (((0, 0, 0), (0, _G, 0), (0, 1 - _G, _G)), ((0, 0, 0), (_G, 0, 0), (_D, 1 - _D, 0)),
           (0, 1 - _G, _G), (_D, 1 - _D, 0), (0, _G, 1))
 
 
-def _sum(u, h, terms):
-    """``u + h sum(w * k)`` over ``(w, k)`` pairs, but those with ``w = 0`` or no ``k`` (no
-    explicit part)."""
-    for w, k in terms:
-        if w and k is not None:
-            u = jax.tree.map(lambda a, b, w=w: a + h * w * b, u, k)
-    return u
+def _combined(u, h, weights, slopes):
+    """``u + h sum_j weights[j] slopes[j]``, ``slopes`` stacked along their first axis
+    (``weights`` a table's row, or its row picked by a traced stage index)."""
+    return jax.tree.map(lambda a, k: a + h * jnp.tensordot(jnp.asarray(weights), k, axes=1),
+                        u, slopes)
+
+
+def _put(stacked, i, slope):
+    return jax.tree.map(lambda k, s: k.at[i].set(s), stacked, slope)
 
 
 def _used(a, b, j: int) -> bool:
@@ -85,18 +89,32 @@ class AbstractFieldDIRK(eqx.Module):
         return linear, lambda t, u: jax.tree.map(jnp.subtract, vector_field(t, u), linear(t, u))
 
     def step(self, vector_field, t, u):
-        """``u`` after one step from ``t``; ``vector_field(t, u)`` is ``du/dt``."""
-        a_i, a_e, b_i, b_e, c = self.tableau
+        """``u`` after one step from ``t``; ``vector_field(t, u)`` is ``du/dt``. The first
+        stage is ``u`` itself; the implicit stages are one loop, so that their solver is
+        compiled once, not once per stage."""
+        a_i, a_e, b_i, b_e, c = (np.asarray(x, dtype=float) for x in self.tableau)
+        rows_i, rows_e, times = jnp.asarray(a_i), jnp.asarray(a_e), jnp.asarray(c)
+        used_e = jnp.asarray([_used(a_e, b_e, i) for i in range(len(c))])
         implicit, explicit = self._parts(vector_field)
-        h, slopes_i, slopes_e = self.dt, [], []
-        for i, ci in enumerate(c):
-            partial = _sum(_sum(u, h, zip(a_i[i][:i], slopes_i)), h, zip(a_e[i][:i], slopes_e))
-            g, ti = a_i[i][i], t + ci * h
-            stage = partial if not g else self._solve(implicit, ti, h * g, partial)
-            slopes_i.append(self._slope(implicit, ti, stage, partial, h, g, _used(a_i, b_i, i)))
-            used_e = explicit is not None and _used(a_e, b_e, i)
-            slopes_e.append(explicit(ti, stage) if used_e else None)
-        return _sum(_sum(u, h, zip(b_i, slopes_i)), h, zip(b_e, slopes_e))
+        h, zero = self.dt, jax.tree.map(jnp.zeros_like, u)
+        first_i = implicit(t, u) if _used(a_i, b_i, 0) else zero
+        first_e = explicit(t, u) if explicit is not None and _used(a_e, b_e, 0) else zero
+        slopes = tuple(jax.tree.map(lambda k: jnp.zeros((len(c), *k.shape), k.dtype).at[0].set(k),
+                                    first) for first in (first_i, first_e))
+
+        def stage(slopes, i):
+            slopes_i, slopes_e = slopes
+            partial = _combined(_combined(u, h, rows_i[i], slopes_i), h, rows_e[i], slopes_e)
+            g, ti = rows_i[i, i], t + times[i] * h
+            solved = self._solve(implicit, ti, h * g, partial)
+            # the implicit slope from the stage equation, consistent with the solve
+            k_i = jax.tree.map(lambda s, p: (s - p) / (h * g), solved, partial)
+            k_e = zero if explicit is None else jax.lax.cond(
+                used_e[i], lambda: explicit(ti, solved), lambda: zero)
+            return (_put(slopes_i, i, k_i), _put(slopes_e, i, k_e)), None
+
+        (slopes_i, slopes_e), _ = jax.lax.scan(stage, slopes, jnp.arange(1, len(c)))
+        return _combined(_combined(u, h, b_i, slopes_i), h, b_e, slopes_e)
 
     def _solve(self, implicit, t, c, rhs):
         """``U`` with ``U - c implicit(t, U) = rhs``."""
@@ -108,16 +126,6 @@ class AbstractFieldDIRK(eqx.Module):
         grid = self.grid
         return {name: from_fourier(to_fourier(r, grid) / (1 - c * self.multipliers[name]),
                                    grid) for name, r in rhs.items()}
-
-    @staticmethod
-    def _slope(implicit, t, stage, partial, h, g, used: bool):
-        """The implicit slope at a stage: from the stage equation where it was solved
-        (``(U - partial) / (h a_ii)``, consistent with the solve), else evaluated."""
-        if not used:
-            return None
-        if g:
-            return jax.tree.map(lambda s, p: (s - p) / (h * g), stage, partial)
-        return implicit(t, stage)
 
 
 class ImplicitEuler(AbstractFieldDIRK):
