@@ -271,10 +271,26 @@ def _check_name_use(loc, node, known):
         raise loc.fail(node, f"{name} is a function; call it as {name}(...)")
     if name not in known:
         close = difflib.get_close_matches(name, list(known), n=2)
-        hint = f"; did you mean {' or '.join(close)}?" if close else ""
+        usable = sorted(k for k, why in known.items() if why is None)
+        hint = f"; did you mean {' or '.join(close)}?" if close else \
+            f"; the names here are {', '.join(usable)}" if usable else ""
         raise loc.fail(node, f"unknown name {name!r}{hint}")
     if known[name] is not None:
         raise loc.fail(node, known[name])
+
+
+def _unknown_function(name: str, operators) -> str:
+    """Why ``name`` cannot be called: the axis a derivative names is not the grid's, or a
+    close match (a typo), and what can be called."""
+    derivatives = [op for op in operators if op.startswith("d_d")]
+    if name.startswith("d_d") and derivatives:
+        return (f"unknown function {name!r}: the grid has no axis {name[3:]!r}; its "
+                f"derivatives are {', '.join(derivatives)}")
+    close = difflib.get_close_matches(name, [*FUNCTIONS, *operators], n=2)
+    hint = f" (did you mean {' or '.join(close)}?)" if close else ""
+    also = f" and the operators {', '.join(operators)}" if operators else ""
+    return (f"unknown function {name!r}{hint}; the functions are "
+            f"{', '.join(sorted(FUNCTIONS))}{also}")
 
 
 def _check_call(loc, node, operators):
@@ -284,9 +300,7 @@ def _check_call(loc, node, operators):
     if func.id.startswith("_"):
         raise loc.fail(func, f"names starting with '_' are not allowed ({func.id!r})")
     if func.id not in FUNCTIONS and func.id not in operators:
-        also = f" and the operators {', '.join(operators)}" if operators else ""
-        raise loc.fail(func, f"unknown function {func.id!r}; the functions are "
-                             f"{', '.join(sorted(FUNCTIONS))}{also}")
+        raise loc.fail(func, _unknown_function(func.id, operators))
     if node.keywords:
         raise loc.fail(node.keywords[0].value, "keyword arguments are not allowed")
     if func.id in operators:

@@ -242,7 +242,8 @@ def test_every_problem_of_one_line_is_listed_once():
     (a call of ``open``) nothing more is said."""
     problems = check_equations("params: k = 1.0\ninit: x = 1\ndx/dt = x.real + y\n")
     assert [(p.line, p.column, p.message) for p in problems] == [
-        (3, 9, "attribute access ('.') is not allowed"), (3, 18, "unknown name 'y'")]
+        (3, 9, "attribute access ('.') is not allowed"),
+        (3, 18, "unknown name 'y'; the names here are k, pi, t, x")]
     problems = check_equations("init: x = 1\ndx/dt = q + open(zz) + 1/0\n")
     assert [(p.column, p.message.split(";")[0]) for p in problems] == [
         (9, "unknown name 'q'"), (13, "unknown function 'open'"), (24, "division by zero")]

@@ -148,7 +148,10 @@ def _error(text) -> str:
     ("du/dt = gradient(u)", ("line 4, column 9: unknown function 'gradient'; .* and the "
                             "operators laplace, d_dx")),
     ("du/dt = laplace(D)", r"line 4, column 17: laplace acts on a field \(u\), not on D"),
-    ("du/dt = d_dy(u)", "line 4, column 9: unknown function 'd_dy'"),
+    ("du/dt = d_dy(u)", ("line 4, column 9: unknown function 'd_dy': the grid has no axis "
+                         "'y'; its derivatives are d_dx$")),
+    ("du/dt = lapace(u)", r"line 4, column 9: unknown function 'lapace' \(did you mean "
+                          r"laplace\?\); the functions are abs, "),
     ("du/dt = laplace(u, u)", "line 4, column 9: laplace takes 1 argument, got 2"),
 ])
 def test_operator_errors_name_the_line(line, expected):
