@@ -51,7 +51,9 @@ def models(args) -> int:
     if args.name:
         return _model_detail(_model_class(args.name))
     table = Table(title="DiffLab models", title_justify="left")
-    for column in ("model", "domain", "states", "parameters (defaults)"):
+    names = [*dl.models.available(), *dl.models.field_models()]
+    table.add_column("model", no_wrap=True, min_width=max(map(len, names)))  # names whole
+    for column in ("domain", "states", "parameters (defaults)"):
         table.add_column(column)
     for name in dl.models.available():
         try:

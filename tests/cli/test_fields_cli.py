@@ -46,6 +46,7 @@ def test_models_lists_the_field_models_with_their_grids(capsys):
     assert main(["models"]) == 0
     out = capsys.readouterr().out
     assert "gray_scott" in out and "u, v on a 128x128" in out and "u on a 64x64 grid" in out
+    assert all(name in out for name in dl.models.field_models())  # whole on 80 columns
     assert main(["models", "wave"]) == 0
     assert "fields: u, v on a 64x64 grid" in capsys.readouterr().out
 
