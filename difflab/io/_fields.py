@@ -15,7 +15,6 @@ import dataclasses
 import math
 
 import equinox as eqx
-import jax
 import numpy as np
 
 from .._version import __version__
@@ -45,7 +44,8 @@ def _parameter_fields(model) -> dict:
 def model_record(model) -> ModelRecord:
     """The :class:`ModelRecord` of a field model: a registered model's own record, else its
     class, parameter values and units, and the file it was defined in."""
-    if getattr(type(model), "registry_name", None) is not None:
+    if getattr(type(model), "registry_name", None) is not None \
+            and _models._is_registered(type(model)):  # not a subclass of a built-in one
         return _models.record_of(model)
     cls, params = type(model), _parameter_fields(model)
     leaves, impls = _models._leaf_entries(model)
@@ -151,7 +151,7 @@ def _cf_name(name: str) -> str:
 def vector_names(model, field_names) -> tuple[str, ...]:
     """The vector fields among ``field_names``: those whose initial field has a component
     axis, ``(ndim, *grid.shape)`` (found from shapes alone, nothing computed)."""
-    shapes = jax.eval_shape(model.initial_fields)
+    shapes = model.field_shapes()
     return tuple(n for n in field_names if len(shapes[n].shape) == model.grid.ndim + 1)
 
 

@@ -3,12 +3,19 @@
 
 import numpy as np
 
-from ..solvers import FieldSweepResult, FitResult, Sensitivity, SweepResult, Trajectory
+from ..solvers import (
+    FieldSweepResult,
+    FieldTrajectory,
+    FitResult,
+    Sensitivity,
+    SweepResult,
+    Trajectory,
+)
 from . import _analyses, _field_fit_files, _field_sweeps, _h5, _netcdf, _sweep_grid, _sweep_store
+from ._fields import add_fields
 from ._save import save_session
 from ._session import Session
 from ._sweep_output import KEY_SCHEME
-from ._fields import add_fields
 from ._writer import _next_name, run_name, write_session
 
 NOT_RUN = -1
@@ -16,9 +23,9 @@ NOT_RUN = -1
 
 def save(path, result, *, name: str | None = None, overwrite: bool = False,
          compress: bool = False) -> str | None:
-    """Add ``result`` (a Trajectory, SweepResult, FieldSweepResult, FitResult, Sensitivity or an analysis
-    result: Equilibria, Continuation, BifurcationCurve, PeriodicOrbits, Poincare,
-    LyapunovSpectrum) to a session file.
+    """Add ``result`` (a Trajectory, FieldTrajectory, SweepResult, FieldSweepResult,
+    FitResult, Sensitivity or an analysis result: Equilibria, Continuation,
+    BifurcationCurve, PeriodicOrbits, Poincare, LyapunovSpectrum) to a session file.
 
     The file is made if absent; everything already in it is kept. A ``name`` already in
     the file needs ``overwrite=True``. Returns the name the result is stored under.
@@ -40,19 +47,28 @@ def add(session, result, *, name: str | None = None) -> str:
 
 def _writer_of(result):
     writers = {Trajectory: _save_run, SweepResult: _save_sweep, FitResult: _save_fit,
-               Sensitivity: _save_sensitivity, FieldSweepResult: _save_field_sweep}
+               Sensitivity: _save_sensitivity, FieldSweepResult: _save_field_sweep,
+               FieldTrajectory: _save_field_run}
     writer = writers.get(type(result))
     if writer is None and _analyses.format_of(result) is not None:
         writer = _save_analysis
     if writer is None:
         analyses = ", ".join(f.cls.__name__ for f in _analyses.FORMATS.values())
         raise TypeError(f"cannot save a {type(result).__name__}: save a Trajectory, "
-                        f"SweepResult, FitResult, Sensitivity or an analysis ({analyses})")
+                        f"FieldTrajectory, SweepResult, FitResult, Sensitivity or an "
+                        f"analysis ({analyses})")
     return writer
 
 
 def _save_analysis(session, result, name) -> str:
     return session.add_analysis(result, name=name)
+
+
+def _save_field_run(session, result, name) -> str:
+    if result.model is None:
+        raise ValueError("this field run does not know its model: save it with "
+                         "dl.io.save_fields(path, traj, model)")
+    return add_fields(session, result, result.model, name=name)
 
 
 def _save_field_sweep(session, result, name) -> str:

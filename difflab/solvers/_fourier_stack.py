@@ -29,7 +29,7 @@ class FourierStack(eqx.Module):
 
     @classmethod
     def of(cls, model) -> "FourierStack":
-        shapes = jax.eval_shape(model.initial_fields)
+        shapes = model.field_shapes()
         ndim = model.grid.ndim
         return cls(model.grid, tuple((name, s.shape[:len(s.shape) - ndim])
                                      for name, s in shapes.items()))

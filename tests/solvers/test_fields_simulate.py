@@ -181,3 +181,41 @@ def test_the_final_fields_are_the_last_frames_however_the_trajectory_was_made(li
     for traj, scale in ((run, 1), (doubled, 2), (dataclasses.replace(run, ts=run.ts), 1)):
         np.testing.assert_array_equal(traj.final["u"], traj["u"][-1])
         np.testing.assert_allclose(traj.final["u"], scale * line.exact(1.0)["u"], atol=1e-13)
+
+
+class _NumpyStart(Diffusion):
+    """Diffusion whose initial field is written with NumPy, as a user may write it."""
+
+    def initial_fields(self):
+        (x,) = (np.asarray(c) for c in self.grid.coordinates)
+        return {"u": np.sin(x)}
+
+
+class _WalledNumpyStart(_NumpyStart):
+    """The same between walls (``u = 0``), solved by IMEX with its linear operator."""
+
+    def linear_part(self):
+        return None
+
+    def linear_operator(self, t, fields):
+        return {"u": self.D * dl.models.laplace(fields["u"], self.grid, t=t)}
+
+    def vector_field(self, t, fields):
+        return self.linear_operator(t, fields)
+
+
+@pytest.mark.parametrize("solver", ["etdrk4", "rk4"])
+def test_initial_fields_written_with_numpy_run_and_save(line, solver, tmp_path):
+    """Such a start was traced again for its shapes inside exponential and implicit runs,
+    where NumPy cannot take the grid's coordinates: a TracerArrayConversionError."""
+    model = _NumpyStart(D=line.D, grid=line.grid)
+    traj = dl.simulate(model, 2.0, n_save=5, solver=solver, dt=0.01)
+    assert _error(model, traj) < 1e-6
+    dl.io.save(tmp_path / "run.h5", traj)
+    np.testing.assert_allclose(dl.open(tmp_path / "run.h5").runs[0]["u"], traj["u"])
+
+
+def test_initial_fields_written_with_numpy_run_implicitly():
+    walled = _WalledNumpyStart(D=0.5, grid=Grid(((0.0, np.pi),), (16,), Dirichlet()))
+    traj = dl.simulate(walled, 1.0, n_save=2, solver="imex2", dt=0.1)
+    assert traj.ok and float(jnp.max(traj["u"][-1])) < float(jnp.max(traj["u"][0]))

@@ -13,6 +13,7 @@ import dataclasses
 from typing import ClassVar
 
 import equinox as eqx
+import jax
 import jax.numpy as jnp
 
 from .._base import Model
@@ -54,6 +55,16 @@ class AbstractFieldModel(eqx.Module):
     @abc.abstractmethod
     def initial_fields(self) -> dict:
         """``{name: u(0)}``, each of the grid's shape."""
+
+    def field_shapes(self) -> dict:
+        """``{name: jax.ShapeDtypeStruct}`` of the initial fields, from a trace of
+        ``initial_fields`` in which what does not depend on a traced value is computed:
+        ``initial_fields`` may be written with NumPy on the grid's coordinates."""
+        def made():
+            with jax.ensure_compile_time_eval():
+                return self.initial_fields()
+
+        return jax.eval_shape(made)
 
     def __check_init__(self):
         if not self.field_names or len(set(self.field_names)) != len(self.field_names):

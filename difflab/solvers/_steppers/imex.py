@@ -78,7 +78,7 @@ class AbstractFieldDIRK(eqx.Module):
         self.newton = NewtonKrylov() if newton is None else newton
         fitted = self.multipliers is None and model.has_linear_operator()
         self.preconditioner = Preconditioner.fit(
-            model.linear_operator, model.grid, jax.eval_shape(model.initial_fields)) \
+            model.linear_operator, model.grid, model.field_shapes()) \
             if fitted else None
 
     def _parts(self, vector_field):
