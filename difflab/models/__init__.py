@@ -28,6 +28,7 @@ from ._fields import dominant_wavelength as dominant_wavelength
 from ._fields import fourier_shape as fourier_shape
 from ._fields import from_fourier as from_fourier
 from ._fields import gradient as gradient
+from ._fields import initial_fields_of as initial_fields_of
 from ._fields import laplace as laplace
 from ._fields import laplace_multiplier as laplace_multiplier
 from ._fields import spectral_derivative as spectral_derivative

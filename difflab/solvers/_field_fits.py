@@ -17,7 +17,7 @@ import equinox as eqx
 import jax.numpy as jnp
 import numpy as np
 
-from ..models import AbstractFieldModel
+from ..models import AbstractFieldModel, initial_fields_of
 from ._field_checks import check_solver, check_stable
 from ._field_runs import FIXED_STEPS, _default_dt, _run
 from ._fits.problem import Problem, split_params
@@ -151,7 +151,7 @@ class FieldProblem(eqx.Module):
         """Weighted residuals ``(run - data) / sigma`` of every observed value, flattened
         (``adjoint`` is the ODE fit's; a field run differentiates either way)."""
         model = self.model(u, args, params)
-        y0 = model.initial_fields() if args["y0"] is None else args["y0"]
+        y0 = initial_fields_of(model) if args["y0"] is None else args["y0"]
         y0 = {**y0, **u["free"]}
         solver, intervals, per_interval = self.simulation
         _, out, _, _ = _run(model, solver, y0, args["t0"], args["dt"], intervals, per_interval)
@@ -214,7 +214,7 @@ def field_setup(model, obs: FieldObservations, params, solve, *, bounds, log_sca
     dt, per_frame = _step(solver, model, t1 - t0, spacing, solve["dt"])
     sd, absolute = _noise(obs, sigma)
     f = jnp.result_type(float)
-    y0 = model.initial_fields() if solve["y0"] is None and fields else solve["y0"]
+    y0 = initial_fields_of(model) if solve["y0"] is None and fields else solve["y0"]
     if y0 is not None:
         model.check_fields(y0)
         y0 = {n: jnp.asarray(v, f) for n, v in y0.items()}

@@ -15,7 +15,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ..models import AbstractFieldModel, Grid
+from ..models import AbstractFieldModel, Grid, initial_fields_of
 from ._events import overflow_message
 from ._field_checks import (
     FIELD_SOLVERS,
@@ -305,7 +305,7 @@ def _start(model: AbstractFieldModel, fields, frames: int) -> dict:
     if not isinstance(model, AbstractFieldModel):
         raise TypeError(f"simulate_fields takes a field model, not {type(model).__name__}")
     check_memory_of(model, int(frames))
-    fields = model.initial_fields() if fields is None else fields
+    fields = initial_fields_of(model) if fields is None else fields
     if not isinstance(fields, dict):
         raise TypeError(f"the initial fields are a dict {{name: array}}, not "
                         f"{type(fields).__name__}")

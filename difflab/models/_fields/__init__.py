@@ -15,6 +15,7 @@ from .flows import NavierStokes as NavierStokes
 from .grid import Grid as Grid
 from .heat import Heat1D as Heat1D
 from .model import AbstractFieldModel as AbstractFieldModel
+from .model import initial_fields_of as initial_fields_of
 from .operators import advection as advection
 from .operators import derivative as derivative
 from .operators import divergence as divergence

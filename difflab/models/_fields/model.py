@@ -57,14 +57,8 @@ class AbstractFieldModel(eqx.Module):
         """``{name: u(0)}``, each of the grid's shape."""
 
     def field_shapes(self) -> dict:
-        """``{name: jax.ShapeDtypeStruct}`` of the initial fields, from a trace of
-        ``initial_fields`` in which what does not depend on a traced value is computed:
-        ``initial_fields`` may be written with NumPy on the grid's coordinates."""
-        def made():
-            with jax.ensure_compile_time_eval():
-                return self.initial_fields()
-
-        return jax.eval_shape(made)
+        """``{name: jax.ShapeDtypeStruct}`` of the initial fields, computing nothing."""
+        return jax.eval_shape(lambda: initial_fields_of(self))
 
     def __check_init__(self):
         if not self.field_names or len(set(self.field_names)) != len(self.field_names):
@@ -157,3 +151,11 @@ class AbstractFieldModel(eqx.Module):
             if jnp.shape(u) not in shapes:
                 raise ValueError(f"field {name!r} has shape {jnp.shape(u)}; on this grid a "
                                  f"field has shape {shapes[0]} (a vector field {shapes[1]})")
+
+
+def initial_fields_of(model: AbstractFieldModel) -> dict:
+    """``model.initial_fields()``, made even inside a trace (a compiled run, a sweep's
+    vmap) with what does not depend on a traced value computed: ``initial_fields`` may
+    be written with NumPy on the grid's coordinates."""
+    with jax.ensure_compile_time_eval():
+        return model.initial_fields()
