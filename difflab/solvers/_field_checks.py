@@ -3,16 +3,20 @@ and where a field first stopped being finite."""
 
 import math
 
+import equinox as eqx
 import jax
+import jax.numpy as jnp
 import numpy as np
+from jax.flatten_util import ravel_pytree
 
-from ..models import AbstractFieldModel, Grid
+from ..models import AbstractFieldModel, Grid, initial_fields_of
 from ._resources import MIN_MEMORY_LIMIT, check_memory
 from ._result import Result, SimulationError
 from ._steppers import ETD_SOLVERS
 from ._steppers.catalog import EXPLICIT, IMPLICIT
 from ._steppers.field_steppers import FIELD_EXPLICIT, stable_dt
 from ._steppers.imex import FIELD_IMPLICIT, IMEX_SOLVERS, AbstractFieldDIRK
+from ._steppers.stability import dominant_mode
 
 #: copies of the state a run holds besides its frames: the start, the stages and their
 #: nonlinear parts, the stepper's weights (in Fourier space, about half a field each)
@@ -59,14 +63,46 @@ def _concrete(tree) -> bool:
 
 
 def stable_step(name: str, model: AbstractFieldModel) -> float:
-    """The largest stable step of explicit ``name`` for the model's linear part (``inf``:
-    not limited, or not known: no eigenvalues, or traced ones)."""
+    """The largest stable step of explicit ``name`` for the model's linear part, or where
+    it has none, for the dominant mode of its vector field at the initial fields (``inf``:
+    not limited, or not known: traced parameters)."""
     if name not in FIELD_EXPLICIT:
         return float("inf")
     eigenvalues = model.linear_eigenvalues()
+    if eigenvalues is None:
+        eigenvalues = _dominant_eigenvalue(model)
     if eigenvalues is None or not _concrete(eigenvalues):
         return float("inf")
     return stable_dt(FIELD_EXPLICIT[name], eigenvalues)
+
+
+def _dominant_eigenvalue(model: AbstractFieldModel) -> list | None:
+    """The dominant eigenvalue of the vector field's Jacobian at the initial fields, by
+    power iteration on Jacobian-vector products (``stability.dominant_mode``), as a list
+    of one mode; ``None`` where it cannot be had (traced parameters, a vector field JAX
+    cannot differentiate)."""
+    if not _concrete(model):
+        return None
+    as_arrays = jax.tree.map(lambda x: jnp.asarray(x) if type(x) is float else x, model)
+    try:  # parameters as arrays: one compiled estimate for every point of a sweep
+        return [np.asarray(_dominant(as_arrays))]
+    except (TypeError, ValueError, NotImplementedError):
+        return None
+
+
+@eqx.filter_jit
+def _dominant(model: AbstractFieldModel):
+    """A decaying real mode as its (negative) eigenvalue, an oscillating one as ``i rho``,
+    a growing one as ``+rho`` (which no step limits)."""
+    flat, unravel = ravel_pytree(initial_fields_of(model))
+    flat = flat.astype(jnp.result_type(float))
+
+    def f(u):
+        return ravel_pytree(model.vector_field(0.0, unravel(u)))[0]
+
+    rho, growing, quotient = dominant_mode(f, flat)
+    return jnp.where(growing, rho + 0j,
+                     jnp.where(jnp.abs(quotient) >= 0.5 * rho, quotient + 0j, 1j * rho))
 
 
 def check_stable(name: str, model: AbstractFieldModel, dt: float) -> None:
@@ -77,7 +113,7 @@ def check_stable(name: str, model: AbstractFieldModel, dt: float) -> None:
         return
     where = f"on this {grid_text(model.grid)} grid"
     other = ("etdrk4" if model.linear_part() is not None
-             else "imex2" if model.has_linear_operator() else "rk4")
+             else "imex2" if model.has_linear_operator() else "sdirk2")
     if limit == 0.0:
         raise ValueError(f"{name} amplifies the oscillating modes of {type(model).__name__} "
                          f"at any step: use {other}")

@@ -153,4 +153,14 @@ def test_a_stage_that_does_not_converge_is_named_as_a_possible_cause():
     with pytest.raises(dl.SimulationError, match="Newton-Krylov solve did not converge"):
         list(dl.stream(_BareRod(), 0.2, solver="sdirk2", dt=0.1, n_save=2))
     with pytest.raises(dl.SimulationError, match="the run diverged; a smaller dt or finer"):
-        dl.simulate(_BareRod(), 5.0, solver="rk4", dt=0.1, n_save=2)
+        dl.simulate(_BlowUp(), 2.0, solver="rk4", dt=0.01, n_save=2)  # an explicit run
+
+
+class _BlowUp(_BareRod):
+    """``u_t = u^2`` from 1 at every point: infinite at t = 1 whatever the step."""
+
+    def vector_field(self, t, fields):
+        return {"u": fields["u"] ** 2}
+
+    def initial_fields(self):
+        return {"u": jnp.ones(512)}

@@ -2,6 +2,7 @@
 through a run and ``dl.sweep`` over a parameter, against the closed form of diffusion."""
 
 import dataclasses
+import re
 from typing import ClassVar
 
 import jax
@@ -227,3 +228,46 @@ def test_initial_fields_written_with_numpy_are_swept(line):
     swept = dl.sweep(model, {"D": np.array([0.25, 0.5])}, 1.0, observables={"m": "max(u)"})
     np.testing.assert_allclose(swept.observables["m"], np.exp(-np.array([0.25, 0.5])),
                                rtol=1e-6)  # sin(x) decays as exp(-D t); its peak is 1
+
+
+class _BareWalledRod(dl.models.AbstractFieldModel):
+    """``u_t = D u_xx`` between walls (``u = 0``) written as a vector field alone: no
+    linear part, so no eigenvalues known beforehand."""
+
+    D: float = dl.param(1.0)
+    grid: Grid = dataclasses.field(
+        default_factory=lambda: Grid(((0.0, 1.0),), (100,), Dirichlet()))
+    field_names: ClassVar = ("u",)
+
+    def linear_part(self):
+        return None
+
+    def nonlinear_part(self, t, fields):
+        return {"u": jnp.zeros_like(fields["u"])}
+
+    def vector_field(self, t, fields):
+        return {"u": self.D * dl.models.laplace(fields["u"], self.grid)}
+
+    def initial_fields(self):
+        (x,) = self.grid.coordinates
+        return {"u": jnp.sin(np.pi * x)}
+
+
+def test_an_unstable_step_is_refused_where_only_the_vector_field_is_known():
+    """rk4 at dt 0.01 ran to values of 1e109 and called it a success; by default (a
+    thousandth of the span) it diverged. The step is now held to the dominant mode of the
+    vector field's Jacobian, found by power iteration."""
+    rod = _BareWalledRod()
+    jacobian = jax.jacfwd(lambda u: rod.vector_field(0.0, {"u": u})["u"])(
+        rod.initial_fields()["u"])
+    limit = 2.785 / np.max(np.abs(np.linalg.eigvals(np.asarray(jacobian))))  # rk4's reach
+    with pytest.raises(ValueError, match=r"dt = 0.01 is unstable for rk4 on this 100-point "
+                                         r"grid: its fastest mode needs dt <= ([0-9.e-]+); "
+                                         r"use dt = .* or solver='sdirk2'") as info:
+        dl.simulate(rod, 0.1, solver="rk4", dt=0.01)
+    found = float(re.search(r"dt <= ([0-9.e-]+);", str(info.value)).group(1))
+    assert found == pytest.approx(limit, rel=1e-3)
+    traj = dl.simulate(rod, 0.1, solver="rk4")  # the default step: stable
+    assert traj.ok and dict(traj.settings)["dt"] < limit
+    decay = np.exp(-np.pi**2 * 0.1)
+    assert float(jnp.max(traj["u"][-1])) == pytest.approx(decay, rel=1e-3)
