@@ -106,8 +106,8 @@ def _dominant(model: AbstractFieldModel):
 
 
 def check_stable(name: str, model: AbstractFieldModel, dt: float) -> None:
-    """Refuse an explicit step past the stability limit of the linear part, naming one that
-    is stable."""
+    """Refuse an explicit step past the stability limit of :func:`stable_step`, naming one
+    that is stable."""
     limit = stable_step(name, model)
     if dt <= limit:
         return

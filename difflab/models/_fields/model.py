@@ -57,7 +57,8 @@ class AbstractFieldModel(eqx.Module):
         """``{name: u(0)}``, each of the grid's shape."""
 
     def field_shapes(self) -> dict:
-        """``{name: jax.ShapeDtypeStruct}`` of the initial fields, computing nothing."""
+        """``{name: jax.ShapeDtypeStruct}`` of the initial fields (of
+        :func:`initial_fields_of`, traced; only what needs no traced value is computed)."""
         return jax.eval_shape(lambda: initial_fields_of(self))
 
     def __check_init__(self):
