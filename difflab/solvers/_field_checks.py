@@ -16,13 +16,15 @@ from ._steppers import ETD_SOLVERS
 from ._steppers.catalog import EXPLICIT, IMPLICIT
 from ._steppers.field_steppers import FIELD_EXPLICIT, stable_dt
 from ._steppers.imex import FIELD_IMPLICIT, IMEX_SOLVERS, AbstractFieldDIRK
-from ._steppers.stability import dominant_mode
 
 #: copies of the state a run holds besides its frames: the start, the stages and their
 #: nonlinear parts, the stepper's weights (in Fourier space, about half a field each)
 WORKING_COPIES = 24
 
 FIELD_SOLVERS = (*ETD_SOLVERS, *FIELD_EXPLICIT, *FIELD_IMPLICIT, *EXPLICIT)
+
+#: Arnoldi steps of the stability estimate of a model known by its vector field alone
+KRYLOV_STEPS = 32
 
 
 def grid_text(grid: Grid) -> str:
@@ -64,45 +66,61 @@ def _concrete(tree) -> bool:
 
 def stable_step(name: str, model: AbstractFieldModel) -> float:
     """The largest stable step of explicit ``name`` for the model's linear part, or where
-    it has none, for the dominant mode of its vector field at the initial fields (``inf``:
+    it has none, for the extreme modes of its vector field at the initial fields (``inf``:
     not limited, or not known: traced parameters)."""
     if name not in FIELD_EXPLICIT:
         return float("inf")
     eigenvalues = model.linear_eigenvalues()
     if eigenvalues is None:
-        eigenvalues = _dominant_eigenvalue(model)
+        eigenvalues = _ritz_values(model)
     if eigenvalues is None or not _concrete(eigenvalues):
         return float("inf")
     return stable_dt(FIELD_EXPLICIT[name], eigenvalues)
 
 
-def _dominant_eigenvalue(model: AbstractFieldModel) -> list | None:
-    """The dominant eigenvalue of the vector field's Jacobian at the initial fields, by
-    power iteration on Jacobian-vector products (``stability.dominant_mode``), as a list
-    of one mode; ``None`` where it cannot be had (traced parameters, a vector field JAX
-    cannot differentiate)."""
+def _ritz_values(model: AbstractFieldModel) -> list | None:
+    """Estimates of the extreme eigenvalues of the vector field's Jacobian at the initial
+    fields, as a list of one array of modes; ``None`` where they cannot be had (traced
+    parameters, a vector field JAX cannot differentiate)."""
     if not _concrete(model):
         return None
     as_arrays = jax.tree.map(lambda x: jnp.asarray(x) if type(x) is float else x, model)
     try:  # parameters as arrays: one compiled estimate for every point of a sweep
-        return [np.asarray(_dominant(as_arrays))]
+        hessenberg = np.asarray(_arnoldi(as_arrays))
     except (TypeError, ValueError, NotImplementedError):
         return None
+    return [np.linalg.eigvals(hessenberg)]
 
 
 @eqx.filter_jit
-def _dominant(model: AbstractFieldModel):
-    """A decaying real mode as its (negative) eigenvalue, an oscillating one as ``i rho``,
-    a growing one as ``+rho`` (which no step limits)."""
+def _arnoldi(model: AbstractFieldModel):
+    """The Hessenberg matrix of ``KRYLOV_STEPS`` Arnoldi steps on the vector field's
+    Jacobian at the initial fields (Jacobian-vector products; Gram-Schmidt twice), from
+    a random start, which touches every mode. Its eigenvalues (Ritz values) approach the
+    Jacobian's extreme ones first: the most negative of a diffusion, the largest
+    imaginary pair of a wave."""
     flat, unravel = ravel_pytree(initial_fields_of(model))
     flat = flat.astype(jnp.result_type(float))
+    _, jvp = jax.linearize(lambda u: ravel_pytree(model.vector_field(0.0, unravel(u)))[0],
+                           flat)
+    m = min(KRYLOV_STEPS, flat.size)
+    start = jax.random.normal(jax.random.key(0), flat.shape, flat.dtype)
+    basis = jnp.zeros((m + 1, flat.size), flat.dtype).at[0].set(start / jnp.linalg.norm(start))
 
-    def f(u):
-        return ravel_pytree(model.vector_field(0.0, unravel(u)))[0]
+    def step(carry, k):
+        basis, h = carry
+        w = jvp(basis[k])
+        for _ in range(2):  # rows past k are zero and take nothing away
+            c = basis @ w
+            w, h = w - c @ basis, h.at[:, k].add(c)
+        norm = jnp.linalg.norm(w)
+        ended = norm <= 1e-12 * jnp.max(jnp.abs(h[:, k]))  # an invariant subspace
+        basis = basis.at[k + 1].set(jnp.where(ended, 0.0, w / jnp.where(ended, 1.0, norm)))
+        return (basis, h.at[k + 1, k].set(jnp.where(ended, 0.0, norm))), None
 
-    rho, growing, quotient = dominant_mode(f, flat)
-    return jnp.where(growing, rho + 0j,
-                     jnp.where(jnp.abs(quotient) >= 0.5 * rho, quotient + 0j, 1j * rho))
+    (_, h), _ = jax.lax.scan(step, (basis, jnp.zeros((m + 1, m), flat.dtype)),
+                             jnp.arange(m))
+    return h[:m]
 
 
 def check_stable(name: str, model: AbstractFieldModel, dt: float) -> None:
