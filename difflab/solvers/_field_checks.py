@@ -23,8 +23,11 @@ WORKING_COPIES = 24
 
 FIELD_SOLVERS = (*ETD_SOLVERS, *FIELD_EXPLICIT, *FIELD_IMPLICIT, *EXPLICIT)
 
-#: Arnoldi steps of the stability estimate of a model known by its vector field alone
-KRYLOV_STEPS = 32
+#: Arnoldi steps of the stability estimate of a model known by its vector field alone,
+#: and the margin on the eigenvalues found: they approach the extreme ones from inside
+#: (on a walled 64x96 grid, 20 steps found 0.27% less than the largest)
+KRYLOV_STEPS = 20
+RITZ_MARGIN = 1.05
 
 
 def grid_text(grid: Grid) -> str:
@@ -89,7 +92,7 @@ def _ritz_values(model: AbstractFieldModel) -> list | None:
         hessenberg = np.asarray(_arnoldi(as_arrays))
     except (TypeError, ValueError, NotImplementedError):
         return None
-    return [np.linalg.eigvals(hessenberg)]
+    return [RITZ_MARGIN * np.linalg.eigvals(hessenberg)]
 
 
 @eqx.filter_jit

@@ -266,7 +266,7 @@ def test_an_unstable_step_is_refused_where_only_the_vector_field_is_known():
                                          r"use dt = .* or solver='sdirk2'") as info:
         dl.simulate(rod, 0.1, solver="rk4", dt=0.01)
     found = float(re.search(r"dt <= ([0-9.e-]+);", str(info.value)).group(1))
-    assert found == pytest.approx(limit, rel=1e-3)
+    assert limit / 1.06 < found <= limit  # the estimate errs on the safe side, by 5%
     traj = dl.simulate(rod, 0.1, solver="rk4")  # the default step: stable
     assert traj.ok and dict(traj.settings)["dt"] < limit
     decay = np.exp(-np.pi**2 * 0.1)
@@ -306,4 +306,4 @@ def test_oscillating_modes_known_by_the_vector_field_alone_limit_the_step():
     with pytest.raises(ValueError, match=r"dt = 0.1 is unstable for rk4") as info:
         dl.simulate(wave, 1.0, solver="rk4", dt=0.1)
     found = float(re.search(r"dt <= ([0-9.e-]+);", str(info.value)).group(1))
-    assert found == pytest.approx(FieldRK4.imaginary_reach / size, rel=1e-3)
+    assert FieldRK4.imaginary_reach / size / 1.06 < found <= FieldRK4.imaginary_reach / size
