@@ -21,7 +21,8 @@ from difflab.solvers import simulate_fields
 
 
 class Diffusion(AbstractFieldModel):
-    """``u_t = D laplace(u)``: a user's field model in a few lines."""
+    """``u_t = D laplace(u)``: a user's field model in a few lines (a linear part alone:
+    its nonlinear part is zero)."""
 
     D: float = 0.1
     grid: Grid = eqx.field(default_factory=lambda: Grid(((0, 2 * np.pi),) * 2, (16, 16)))
@@ -29,9 +30,6 @@ class Diffusion(AbstractFieldModel):
 
     def linear_part(self):
         return {"u": self.D * jnp.asarray(laplace_multiplier(self.grid))}
-
-    def nonlinear_part(self, t, fields):
-        return {"u": jnp.zeros_like(fields["u"])}
 
     def initial_fields(self):
         x, y = self.grid.coordinates
@@ -46,6 +44,19 @@ def test_a_fourier_mode_of_2d_diffusion_decays_exactly():
     np.testing.assert_allclose(run["u"], decay * jnp.sin(x) * jnp.cos(3 * y), atol=1e-14)
     np.testing.assert_allclose(model.vector_field(0.0, model.initial_fields())["u"],
                                -1.0 * jnp.sin(x) * jnp.cos(3 * y), atol=1e-13)
+
+
+class _NoRightHandSide(AbstractFieldModel):
+    grid: Grid = eqx.field(default_factory=lambda: Grid(((0, 1),), (8,)))
+    field_names: ClassVar = ("u",)
+
+    def initial_fields(self):
+        return {"u": jnp.zeros(8)}
+
+
+def test_a_model_without_a_right_hand_side_says_what_to_write():
+    with pytest.raises(TypeError, match="defines no right-hand side: write vector_field"):
+        _NoRightHandSide()
 
 
 def test_gray_scott_splits_into_its_equations():

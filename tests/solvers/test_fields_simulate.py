@@ -239,12 +239,6 @@ class _BareWalledRod(dl.models.AbstractFieldModel):
         default_factory=lambda: Grid(((0.0, 1.0),), (100,), Dirichlet()))
     field_names: ClassVar = ("u",)
 
-    def linear_part(self):
-        return None
-
-    def nonlinear_part(self, t, fields):
-        return {"u": jnp.zeros_like(fields["u"])}
-
     def vector_field(self, t, fields):
         return {"u": self.D * dl.models.laplace(fields["u"], self.grid)}
 

@@ -25,9 +25,11 @@ class AbstractFieldModel(eqx.Module):
     """A model whose state is a dict of named fields, each an array of ``grid.shape``
     (``(ndim, *grid.shape)`` for a vector field).
 
-    Concrete models set ``field_names``, a ``grid`` field and the three methods below;
-    their float fields are parameters, as for every model. ``dealias``: the fraction of
-    modes kept in the nonlinear part (``2/3`` for quadratic terms), ``None`` for all.
+    Concrete models set ``field_names``, a ``grid`` field, ``initial_fields`` and their
+    right-hand side: ``linear_part`` and ``nonlinear_part`` (none: zero), or
+    ``vector_field`` alone. Their float fields are parameters, as for every model.
+    ``dealias``: the fraction of modes kept in the nonlinear part (``2/3`` for quadratic
+    terms), ``None`` for all.
     """
 
     grid: eqx.AbstractVar[Grid]
@@ -43,14 +45,16 @@ class AbstractFieldModel(eqx.Module):
     parameters = Model.parameters
     replace = Model.replace
 
-    @abc.abstractmethod
     def linear_part(self) -> dict | None:
         """``{name: multiplier}``: ``L`` of each field as a Fourier multiplier; ``None``
-        where it is not diagonal in Fourier space (then ``vector_field`` is overridden)."""
+        (the default) where it is not diagonal in Fourier space (then ``vector_field``
+        is written instead)."""
+        return None
 
-    @abc.abstractmethod
     def nonlinear_part(self, t, fields: dict) -> dict:
-        """``{name: N(t, u)}`` on the grid, for ``fields`` on the grid."""
+        """``{name: N(t, u)}`` on the grid, for ``fields`` on the grid; zero by default
+        (a linear equation)."""
+        return {name: jnp.zeros_like(u) for name, u in fields.items()}
 
     @abc.abstractmethod
     def initial_fields(self) -> dict:
@@ -62,6 +66,10 @@ class AbstractFieldModel(eqx.Module):
         return jax.eval_shape(lambda: initial_fields_of(self))
 
     def __check_init__(self):
+        if not _right_hand_side_written(type(self)):
+            raise TypeError(f"{type(self).__name__} defines no right-hand side: write "
+                            f"vector_field(t, fields), or linear_part() (and "
+                            f"nonlinear_part(t, fields) where it is not zero)")
         if not self.field_names or len(set(self.field_names)) != len(self.field_names):
             raise ValueError(f"{type(self).__name__}.field_names must name each field "
                              f"once, not {self.field_names!r}")
@@ -152,6 +160,12 @@ class AbstractFieldModel(eqx.Module):
             if jnp.shape(u) not in shapes:
                 raise ValueError(f"field {name!r} has shape {jnp.shape(u)}; on this grid a "
                                  f"field has shape {shapes[0]} (a vector field {shapes[1]})")
+
+
+def _right_hand_side_written(cls: type) -> bool:
+    """Whether ``cls`` writes ``vector_field`` or ``linear_part`` (its own or a base's)."""
+    base = AbstractFieldModel
+    return cls.vector_field is not base.vector_field or cls.linear_part is not base.linear_part
 
 
 def initial_fields_of(model: AbstractFieldModel) -> dict:
