@@ -239,10 +239,11 @@ def replay_rate(view) -> float:
     return frames / (time.perf_counter() - start)
 
 
-def field_slider_latency(app, points: int, repeats: int) -> dict:
-    """Median time from a step of Gray-Scott's F spin box (``points`` x ``points``) to the
-    view showing the first frame of the run it starts: the 150 ms pause the view waits for
-    more edits, the re-solve of one frame and its drawing."""
+def field_slider_latency(app, points: int, repeats: int, name: str = "F") -> dict:
+    """Median time from a step of Gray-Scott's ``name`` spin box (``points`` x ``points``)
+    to the view showing the first frame of the run it starts: the 150 ms pause the view
+    waits for more edits, the re-solve of one frame and its drawing. ``F`` leaves the
+    linear part as it was; ``Du`` changes it, and with it the ETDRK4 weights."""
     from difflab.app.fields import FieldSession
     from difflab.gui.field2d_view import Field2DView
 
@@ -255,10 +256,11 @@ def field_slider_latency(app, points: int, repeats: int) -> dict:
     view.drawn.connect(lambda k: shown.append((time.perf_counter(), k)))
     view.run(0)
     _wait(app, lambda: session.complete and view.worker is None, 600)
-    spin, times = view.parameters.rows["F"].spin, []
+    spin, times = view.parameters.rows[name].spin, []
+    value = spin.value()
     for i in range(repeats + 1):  # the first compiles the re-solve: not counted
         start = time.perf_counter()
-        spin.setValue(0.04 + 1e-4 * (i + 1))
+        spin.setValue(value * (1 + 0.01 * (i + 1)))
         _wait(app, lambda: view.worker is not None, 60)  # run(0) has dropped the old frames
         began = time.perf_counter()
         _wait(app, lambda: any(t > began and k >= 1 for t, k in shown[-3:]), 120)
@@ -266,7 +268,7 @@ def field_slider_latency(app, points: int, repeats: int) -> dict:
         _wait(app, lambda: session.complete and view.worker is None, 600)
     view.shutdown()
     view.close()
-    return {"points": points, "median_ms": 1e3 * statistics.median(times[1:]),
+    return {"points": points, "parameter": name, "median_ms": 1e3 * statistics.median(times[1:]),
             "min_ms": 1e3 * min(times[1:]), "repeats": repeats}
 
 
@@ -288,14 +290,15 @@ def main(argv=None) -> int:
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
     parser.add_argument("--fields", action="store_true",
                         help="only the 2-D field view: its frame rate (256 and 512 points) "
-                        "and slider-to-picture latency (128 and 256 points)")
+                        "and slider-to-picture latency (128 and 256 points; F, then Du)")
     args = parser.parse_args(argv)
     if args.fields:
         from difflab.gui.app import create_application
 
         app = create_application()
         rates = [field_frame_rate(app, n, frames) for n, frames in ((256, 241), (512, 81))]
-        slider = [field_slider_latency(app, n, 10) for n in (128, 256)]
+        slider = [field_slider_latency(app, n, 10, name) for name in ("F", "Du")
+                  for n in (128, 256)]
         print(f"Qt platform {app.platformName()}, {os.cpu_count()} CPUs, load average "
               + ", ".join(f"{x:.1f}" for x in os.getloadavg()))
         if args.json:
@@ -303,8 +306,8 @@ def main(argv=None) -> int:
             return 0
         print_fields(rates)
         for r in slider:
-            print(f"slider -> picture (Gray-Scott {r['points']} x {r['points']}, the first "
-                  f"frame of the re-solve): median {r['median_ms']:.0f} ms, min "
+            print(f"slider {r['parameter']} -> picture (Gray-Scott {r['points']} x "
+                  f"{r['points']}, the first frame of the re-solve): median {r['median_ms']:.0f} ms, min "
                   f"{r['min_ms']:.0f} ms over {r['repeats']} steps, 150 ms of it the pause "
                   f"for more edits")
         return 0

@@ -1,6 +1,7 @@
 """A re-solve after a parameter change reuses the exponential stepper while the linear
 part is unchanged, and runs as a fresh stepper would."""
 
+import jax
 import numpy as np
 
 import difflab as dl
@@ -27,4 +28,8 @@ def test_a_re_solve_reuses_the_stepper_while_the_linear_part_is_unchanged():
     assert np.allclose(chunk.frames[-1]["v"], np.asarray(fresh["v"][-1]), atol=1e-12)
     session.set_param("Du", 3e-5)  # a diffusivity: a new L, new weights
     first_chunk(session)
-    assert fields._LAST_STEPPER[0][2] is not stepper
+    made = fields._LAST_STEPPER[0][2]
+    assert made is not stepper
+    eager = dl.solvers.ETDRK4(session.model.linear_part(), 1.0)
+    for ours, theirs in zip(jax.tree.leaves(made), jax.tree.leaves(eager), strict=True):
+        np.testing.assert_allclose(ours, theirs, rtol=1e-13, atol=1e-15)
