@@ -17,8 +17,9 @@ def is_field_model(model) -> bool:
 
 
 def describe_fields(model) -> str:
-    """``"u, v on a 128x128 grid"``."""
-    points = "x".join(map(str, model.grid.shape))
+    """``"u, v on a 128x128 grid"`` (``"u on a 50-point grid"`` on a line)."""
+    shape = model.grid.shape
+    points = f"{shape[0]}-point" if len(shape) == 1 else "x".join(map(str, shape))
     return f"{', '.join(model.field_names)} on a {points} grid"
 
 
@@ -89,13 +90,22 @@ def _stream(model, args, out: Path, settings: dict):
                 while chunk is not None:
                     writer.append(chunk.ts, chunk.ys)
                     bar(len(chunk.ts))
-                    last, chunk = chunk, in_background(next, chunks, None)
+                    last, chunk = chunk, _next_chunk(chunks)
     except ValueError as error:  # a --name the file cannot hold; nothing was written
         raise UsageError(f"--name: {error}") from None
     _note(f"saved {out} (/runs/{writer.name})")
     final = {n: u[-1:] for n, u in last.ys.items()}
     return dl.solvers.FieldTrajectory(last.ts[-1:], final, model.grid, recorded["solver"],
                                       last.result, model)
+
+
+def _next_chunk(chunks):
+    """The next chunk of the run, or ``None`` at its end; what the run refuses is bad
+    input, not the file's (``--name``)."""
+    try:
+        return in_background(next, chunks, None)
+    except (ValueError, TypeError) as error:
+        raise UsageError(str(error)) from None
 
 
 class _Bar:

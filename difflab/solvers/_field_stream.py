@@ -76,14 +76,17 @@ def _finite_frames(frames: dict) -> int:
 def stream_fields(model: AbstractFieldModel, t1, *, y0=None, chunk_size: int = 100,
                   throw: bool = True, **solve) -> Iterator:
     """``difflab.stream`` for a field model: :class:`Chunk` s whose ``ys`` are
-    ``{field: (frames, *grid.shape)}``, the first holding the initial fields alone (a failed chunk is
-    cut to its finite frames, then the error raised, with ``throw``), and
+    ``{field: (frames, *grid.shape)}``, the first holding the initial fields alone (a
+    failed chunk is cut to its finite frames, then the error raised, with ``throw``), and
     whose ``settings`` are the run's ``(name, value)`` pairs (the solver's name first), as
     a ``FieldTrajectory`` records them. ``solve``: ``simulate``'s arguments
     (:func:`plan_field_run`)."""
     plan = plan_field_run(model, t1, **solve)
     check_memory_of(model, chunk_size + 1)
     fields = _start(model, y0, 2)
+    # traced once before the first chunk, so that what the model cannot do on this grid
+    # (a stencil wider than an axis) is refused before a caller opens a file for frames
+    jax.eval_shape(model.vector_field, plan.ts[0], fields)
     ts, settings = np.asarray(plan.ts), (("solver", plan.solver), *plan.settings)
     yield Chunk(ts[:1], {n: np.asarray(u)[None] for n, u in fields.items()}, 0,
                 plan.n_save, Result.SUCCESS, settings)

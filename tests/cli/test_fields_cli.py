@@ -31,7 +31,8 @@ def test_run_saves_the_fields_over_time_and_the_grid(gray_scott_file, engine):
 
 def test_open_names_the_fields_and_the_grid(gray_scott_file, capsys):
     assert main(["open", str(gray_scott_file)]) == 0
-    line = next(l for l in capsys.readouterr().out.splitlines() if l.strip().startswith("run0"))
+    lines = capsys.readouterr().out.splitlines()
+    line = next(text for text in lines if text.strip().startswith("run0"))
     assert "fields u, v on x 0..1 (16 points, periodic); y 0..1 (16 points, periodic)" in line
 
 
@@ -80,7 +81,8 @@ def test_a_run_too_big_to_keep_streams_its_frames_to_the_file(tmp_path, monkeypa
         assert ds["u"].shape == (1001, 4096) and ds.attrs["complete"] == 1
         np.testing.assert_allclose(ds["time"][[0, 500, -1]], [0.0, 0.5, 1.0])
         x = ds["x"].values
-        exact = np.exp(-0.001 * (2 * np.pi) ** 2 * ds["time"].values[:, None]) * np.sin(2 * np.pi * x)
+        decay = np.exp(-0.001 * (2 * np.pi) ** 2 * ds["time"].values[:, None])
+        exact = decay * np.sin(2 * np.pi * x)
         np.testing.assert_allclose(ds["u"].values, exact, atol=1e-12)
 
 
@@ -95,6 +97,19 @@ def test_a_diverging_run_leaves_its_finite_frames_in_the_file_marked_incomplete(
     with xr.open_dataset(path, group="runs/run0", engine="h5netcdf") as ds:
         np.testing.assert_allclose(ds["time"], np.arange(0, 35, 5))
         assert ds.attrs["complete"] == 0 and np.isfinite(ds["u"].values).all()
+
+
+def test_a_grid_too_small_for_the_walls_is_refused_before_the_file_is_written(tmp_path,
+                                                                               capsys):
+    """heat1d on 1 point: the refusal was labelled --name, after an incomplete run had been
+    written to the file."""
+    path = tmp_path / "h.h5"
+    argv = ["run", "heat1d", "--grid", "1", "--t1", "0.1", "--out", str(path)]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--name" not in err
+    assert "Dirichlet boundaries with order-2 stencils need at least 3 points" in err
+    assert not path.exists()
 
 
 def test_a_sweep_file_of_a_field_model_is_refused_in_one_line(tmp_path, capsys):
@@ -131,4 +146,4 @@ def heat_file(tmp_path_factory):
 def test_models_lists_heat1d_among_the_field_models_with_its_grid(capsys):
     assert main(["models", "heat1d"]) == 0
     out = capsys.readouterr().out
-    assert "fields: u on a 50 grid" in out and "D" in out and "m^2/s" in out
+    assert "fields: u on a 50-point grid" in out and "D" in out and "m^2/s" in out
