@@ -176,6 +176,14 @@ _IMPLICIT_DIVERGED = ("the run diverged, or a stage's Newton-Krylov solve did no
                       "(such a stage gives NaN fields); a smaller dt may keep it finite")
 
 
+#: what a field run's solver failure says where the ODE message would not fit
+_FIELD_FAILURES = {
+    Result.MAX_STEPS_REACHED: "the solver took max_steps steps before reaching t1; raise "
+    "max_steps or loosen rtol/atol, or, where the fields are stiff, take fixed steps with "
+    "etdrk4, imex2 or sdirk2",
+}
+
+
 def why_not_finite(solver) -> str:
     """What a frame that is not finite says of a run by ``solver`` (a name or a stepper)."""
     implicit = solver in FIELD_IMPLICIT if isinstance(solver, str) \
@@ -188,7 +196,8 @@ def outcome(ts, out: dict, grid: Grid, throw: bool, code=Result.SUCCESS,
     """``DIVERGED`` where a frame holds a NaN or infinity (raised if ``throw``, saying
     where and ``why``), checked on the host once the run is done; under a JAX
     transformation the values are not known. ``code``: the solver's own outcome (an
-    adaptive run's), raised if ``throw``. ``finite``: whether every frame is, computed
+    adaptive run's), which comes first (raised if ``throw``): the frames after a solver
+    stops are not reached, not diverged. ``finite``: whether every frame is, computed
     with the run (then the frames are searched only when one is not)."""
     if not _concrete((ts, out, finite)):
         return Result.SUCCESS
@@ -196,10 +205,15 @@ def outcome(ts, out: dict, grid: Grid, throw: bool, code=Result.SUCCESS,
     if code == Result.SUCCESS and finite is not None and bool(finite):
         return code  # the common case, decided as soon as the run is done
     found = None if finite is not None and bool(finite) else _first_nonfinite(ts, out, grid)
+    if code != Result.SUCCESS:  # the solver stopped: the frames after it are its fill
+        if throw:
+            unreached = "" if found is None else \
+                f" (the frames from t = {float(ts[found[0]]):.6g} on were not reached)"
+            what = _FIELD_FAILURES.get(code, code.message)
+            raise SimulationError(f"the field run failed: {what}{unreached}", code)
+        return code
     if found is not None:
         if throw:
             raise SimulationError(f"{found[1]}: {why}", Result.DIVERGED)
         return Result.DIVERGED
-    if code != Result.SUCCESS and throw:
-        raise SimulationError(f"the field run failed: {code.message}", code)
     return code

@@ -46,6 +46,21 @@ def test_adaptive_solvers_run_on_fields(line):
     assert _error(line, traj) < 1e-7
 
 
+def test_an_adaptive_run_out_of_steps_says_so_not_that_it_diverged(line):
+    """The frames a solver out of steps never reached were reported as a divergence."""
+    with pytest.raises(dl.SimulationError, match="took max_steps steps") as caught:
+        dl.simulate(line, 2.0, solver="tsit5", n_save=21, rtol=1e-12, max_steps=3)
+    assert caught.value.result == dl.Result.MAX_STEPS_REACHED
+    assert "diverged" not in str(caught.value) and "were not reached" in str(caught.value)
+    traj = dl.simulate(line, 2.0, solver="tsit5", n_save=21, rtol=1e-12, max_steps=3,
+                       throw=False)
+    assert traj.result == dl.Result.MAX_STEPS_REACHED
+    reached = np.isfinite(traj["u"]).all(axis=1)
+    assert reached[0] and not reached[-1]
+    np.testing.assert_allclose(traj["u"][reached], line.exact(traj.ts[reached])["u"],
+                               atol=1e-10)
+
+
 @pytest.mark.parametrize("solver", ["etdrk4", "rk4"])
 def test_the_gradient_through_a_field_run_matches_finite_differences(line, solver):
     """``d/dD`` of ``u(pi/2, t=1) = exp(-D)``: the closed form ``-exp(-D)`` and central
