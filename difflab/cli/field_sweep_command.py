@@ -14,7 +14,7 @@ import numpy as np
 import difflab as dl
 
 from .config_file import one_line
-from .errors import UsageError
+from .errors import EXIT_INTERRUPTED, UsageError
 from .field_command import _on_grid, is_field_model
 
 
@@ -94,8 +94,13 @@ def sweep_field_model(args, meter_class) -> int:
         with dl.io.writing(args.out), _Bar(meter_class(args.quiet), len(space)) as bar:
             res = dl.sweep(model, space, args.t1, dt=args.dt, observables=observables,
                            chunk_size=args.chunk_size, devices=args.devices, progress=bar)
-        name = dl.io.save(args.out, res, name=args.name, overwrite=args.overwrite)
+    except dl.solvers.FieldSweepInterrupted as stopped:
+        return _save_interrupted(args, stopped)
     except (ValueError, TypeError, dl.io.SessionFileError) as error:
+        raise UsageError(one_line(error)) from None
+    try:
+        name = dl.io.save(args.out, res, name=args.name, overwrite=args.overwrite)
+    except (ValueError, dl.io.SessionFileError) as error:
         raise UsageError(one_line(error)) from None
     stats = {"name": name, "out": args.out, "points": len(res),
              "failed": int((res.result != 0).sum()), "seconds": time.perf_counter() - start}
@@ -105,3 +110,12 @@ def sweep_field_model(args, meter_class) -> int:
         print(f"{name} in {args.out}: {stats['points']} points, {stats['failed']} failed; "
               f"{stats['seconds']:.2f} s", file=sys.stderr)
     return 0
+
+
+def _save_interrupted(args, stopped) -> int:
+    """Save the points an interrupted sweep did (the others marked not run, -1)."""
+    partial = stopped.partial
+    name = dl.io.save(args.out, partial, name=args.name, overwrite=args.overwrite)
+    print(f"difflab: {stopped}; they are saved in {args.out} (/sweeps/{name}), the others "
+          f"marked not run (result -1)", file=sys.stderr)
+    return EXIT_INTERRUPTED

@@ -33,8 +33,11 @@ def _result_line(kind: str, entry: dict) -> str:
     if kind == "analyses":
         parts.append(_numbers({k: entry[k] for k in ("param", "start", "stop", "transient",
                                                     "status") if k in entry}))
-    if kind == "sweeps":
+    if "chunks" in entry:
         parts.append(f"chunks {entry['chunks_done']}/{entry['chunks']} done")
+    if "points" in entry:
+        not_run = f", {entry['not_run']} not run" if entry["not_run"] else ""
+        parts.append(f"{entry['points']} points, {entry['failed']} failed{not_run}")
     if "fields" in entry:
         parts.append(f"fields {', '.join(entry['fields'])} on {entry['grid']}")
     if "result_message" in entry:

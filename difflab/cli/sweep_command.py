@@ -311,7 +311,14 @@ class _Meter:
         self.points += n
         self.failed += chunk.n_failed
         rate = self.points / max(self.clock() - self.start, 1e-9)
-        self.progress.update(self.task, advance=n, rate=f"{rate:,.0f} pts/s", failed=self.failed)
+        self.progress.update(self.task, advance=n, rate=_rate(rate), failed=self.failed)
+
+
+def _rate(points_per_second: float) -> str:
+    """``"1,234 pts/s"``; below one a second, two figures (``"0.081 pts/s"``), not 0."""
+    if points_per_second >= 1:
+        return f"{points_per_second:,.0f} pts/s"
+    return f"{points_per_second:.2g} pts/s"
 
 
 def _summary_line(stats: dict) -> str:

@@ -109,7 +109,7 @@ def add_field_sweep(session, result: FieldSweepResult, *, name=None) -> str:
     attrs.update(field_names=list(result.final), swept=list(space.names),
                  space_kind=space.kind, space_shape=np.asarray(space.shape, np.int64),
                  n_points=len(result), observables=list(result.observables),
-                 **grid_attrs(result.model.grid))
+                 complete=int(result.complete), **grid_attrs(result.model.grid))
     group = session.write_result("sweeps", name, attrs, variables(result))
     return group.name.rsplit("/", 1)[-1]
 

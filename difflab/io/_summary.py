@@ -36,6 +36,10 @@ def _result(result) -> dict:
         done = np.asarray(result.variables["chunk_done"].data)
         entry["chunks_done"] = int(np.sum(done == 1))
         entry["chunks"] = int(done.size)
+    elif result.kind == "sweeps" and "result" in result.variables:  # a field sweep's points
+        codes = np.asarray(result.variables["result"].data)
+        entry.update(points=int(codes.size), failed=int(np.sum(codes > 0)),
+                     not_run=int(np.sum(codes < 0)))
     return entry
 
 

@@ -35,6 +35,7 @@ from ._field_events import FieldEvents as FieldEvents
 from ._field_runs import FieldTrajectory as FieldTrajectory
 from ._field_runs import simulate_fields as simulate_fields
 from ._field_sweeps import FieldSweepChunk as FieldSweepChunk
+from ._field_sweeps import FieldSweepInterrupted as FieldSweepInterrupted
 from ._field_sweeps import FieldSweepResult as FieldSweepResult
 from ._fits import FitError as FitError
 from ._fits import FitProgress as FitProgress

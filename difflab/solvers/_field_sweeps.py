@@ -20,13 +20,18 @@ from ._sharding import (
     padded_size,
     put_batch,
 )
-from ._sweeps.job import DEFAULT_MEMORY_BUDGET, parse_size
+from ._sweeps.job import DEFAULT_MEMORY_BUDGET, NOT_RUN, Worker, parse_size
 from ._sweeps.kernel import device_budget
 from ._sweeps.spaces import Space, as_space
 
 NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")
 
 DEFAULT_SWEEP_FRAMES = 11
+
+#: on a CPU a sweep of enough points runs in at least this many chunks, so that its
+#: progress shows and an interrupted sweep keeps most of its points (a CPU gains little
+#: from a batch wider than its cores; an accelerator's chunks are what memory holds)
+CPU_CHUNKS = 8
 
 
 @dataclasses.dataclass(eq=False)
@@ -45,6 +50,12 @@ class FieldSweepResult:
 
     def __len__(self) -> int:
         return len(self.result)
+
+    @property
+    def complete(self) -> bool:
+        """True when every point has been computed (an interrupted sweep is not: its
+        points not run have the result code ``-1``)."""
+        return not np.any(np.asarray(self.result) == NOT_RUN)
 
     def __getitem__(self, name: str) -> np.ndarray:
         """The observable ``name`` at every point."""
@@ -134,6 +145,16 @@ def _step(model, space: Space, solver: str, t1: float, t0: float, dt):
     return float(dt)
 
 
+class FieldSweepInterrupted(KeyboardInterrupt):
+    """Ctrl-C in a field sweep: ``partial`` is its :class:`FieldSweepResult` with the
+    points of the chunks done; the others have the result code ``-1`` and NaN values."""
+
+    def __init__(self, partial: FieldSweepResult):
+        super().__init__(f"interrupted after {int((partial.result != NOT_RUN).sum())} of "
+                         f"{len(partial)} points")
+        self.partial = partial
+
+
 @dataclasses.dataclass(frozen=True)
 class FieldSweepChunk:
     """Points ``start .. stop - 1`` of a field sweep, done (what ``progress`` is given)."""
@@ -148,7 +169,8 @@ def chunk_points(model, n_save: int, n_points: int, n_devices: int, chunk_size=N
                  memory_budget=None) -> int:
     """Points per chunk, a multiple of ``n_devices``: ``chunk_size`` rounded up, else as
     many as ``memory_budget`` (default 512 MiB; on a GPU or TPU half of each device's
-    memory) holds of a point's frames and working copies."""
+    memory) holds of a point's frames and working copies, and on a CPU no more than
+    ``1 / CPU_CHUNKS`` of the points."""
     if chunk_size is None:
         device = jax.devices()[0]
         budget = (device_budget(device, DEFAULT_MEMORY_BUDGET) if memory_budget is None
@@ -157,6 +179,8 @@ def chunk_points(model, n_save: int, n_points: int, n_devices: int, chunk_size=N
             budget //= n_devices
         cells = int(np.prod(model.grid.shape, dtype=np.float64)) * len(model.field_names)
         chunk_size = n_devices * max(1, int(budget // (8 * cells * (n_save + WORKING_COPIES))))
+        if device.platform == "cpu":
+            chunk_size = min(chunk_size, -(-n_points // CPU_CHUNKS))
     elif int(chunk_size) < 1:
         raise ValueError(f"chunk_size must be at least 1, got {chunk_size}")
     return padded_size(min(int(chunk_size), n_points), n_devices)
@@ -206,21 +230,56 @@ def sweep_fields(model: AbstractFieldModel, space, t1, *, observables, t0=None, 
     dt = _step(model, space, solver, float(t1), t0, dt)
     program = _program(model, t1, t0=t0, dt=dt, solver=solver, n_save=n_save, y0=y0,
                        observables=observables, mesh=mesh)
-    parts, n = [], len(space)
-    for start in range(0, n, size):
-        stop = min(start + size, n)
-        rows = pad_batch({k: np.asarray(v, dtype=float)
-                          for k, v in space.rows(start, stop).items()}, size)
-        values, final = local_rows(program(put_batch(rows, mesh, size)))
-        part = jax.tree.map(lambda a, k=stop - start: a[:k], (values, final))
-        parts.append(part)
-        if progress is not None:
-            failed = int((_codes(*part, stop - start) != int(Result.SUCCESS)).sum())
-            progress(FieldSweepChunk(start, stop, n, failed))
-    values, final = jax.tree.map(lambda *a: np.concatenate(a), *parts)
-    result = _codes(values, final, n)
-    if throw and (result != int(Result.SUCCESS)).any():
-        raise ValueError(f"{int((result != 0).sum())} of {n} points diverged")
     settings = dict(solver=solver, t0=t0, t1=float(t1), dt=dt, n_save=n_save)
     specs = {k: f for k, f in _named(observables_given).items() if isinstance(f, str)}
-    return FieldSweepResult(space, values, final, result, model, settings, specs)
+    parts = []
+
+    def result() -> FieldSweepResult:
+        values, final, codes = _joined(parts, len(space))
+        return FieldSweepResult(space, values, final, codes, model, settings, specs)
+
+    try:
+        _run_chunks(program, space, mesh, size, parts, progress)
+    except KeyboardInterrupt:
+        if not parts:
+            raise
+        raise FieldSweepInterrupted(result()) from None
+    done = result()
+    if throw and (done.result != int(Result.SUCCESS)).any():
+        raise ValueError(f"{int((done.result != 0).sum())} of {len(done)} points diverged")
+    return done
+
+
+def _run_chunks(program, space: Space, mesh, size: int, parts: list, progress) -> None:
+    """Append to ``parts`` each chunk's ``(values, final, codes)`` as it is done. A chunk
+    runs in a helper thread while this one waits, so that Ctrl-C stops the sweep at
+    once (the abandoned chunk finishes unseen)."""
+    n, worker = len(space), Worker()
+    try:
+        for start in range(0, n, size):
+            stop = min(start + size, n)
+            rows = pad_batch({k: np.asarray(v, dtype=float)
+                              for k, v in space.rows(start, stop).items()}, size)
+            points = put_batch(rows, mesh, size)
+            worker.submit(lambda points=points: local_rows(program(points)))
+            values, final = jax.tree.map(lambda a, k=stop - start: a[:k], worker.result())
+            parts.append((values, final, _codes(values, final, stop - start)))
+            if progress is not None:
+                failed = int((parts[-1][2] != int(Result.SUCCESS)).sum())
+                progress(FieldSweepChunk(start, stop, n, failed))
+    finally:
+        worker.close()
+
+
+def _joined(parts: list, n: int) -> tuple[dict, dict, np.ndarray]:
+    """The chunks' values, final fields and codes joined, the points after them not run
+    (NaN, code ``-1``)."""
+    values, final, codes = jax.tree.map(lambda *a: np.concatenate(a), *parts)
+    done = len(codes)
+    if done < n:
+        def pad(a):
+            return np.concatenate([a, np.full((n - done, *a.shape[1:]), np.nan, a.dtype)])
+
+        values, final = jax.tree.map(pad, (values, final))
+        codes = np.concatenate([codes, np.full(n - done, NOT_RUN, codes.dtype)])
+    return values, final, codes

@@ -41,6 +41,44 @@ def test_the_progress_bar_and_summary_go_to_stderr(tmp_path, capsys):
         assert set(ds.data_vars) == {"mean_u", "result", "u"}  # each field's mean by default
 
 
+def test_ctrl_c_saves_the_points_done_marked_incomplete(tmp_path, capsys, monkeypatch):
+    """An interrupted field sweep saved nothing: the points done are now in the file."""
+    from difflab.cli import field_sweep_command
+
+    shown = field_sweep_command._Bar.__call__
+
+    def interrupted_after_one(bar, chunk):
+        shown(bar, chunk)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(field_sweep_command._Bar, "__call__", interrupted_after_one)
+    out = tmp_path / "d.h5"
+    assert main(["sweep", "diffusion", "--grid", "8", "--param", "D=0.1:0.5:5", "--t1", "0.1",
+                 "--chunk-size", "2", "--devices", "1", "--out", str(out)]) == 130
+    err = capsys.readouterr().err
+    assert f"interrupted after 2 of 5 points; they are saved in {out} (/sweeps/sweep0)" in err
+    with xr.open_dataset(out, group="sweeps/sweep0", engine="h5netcdf") as ds:
+        np.testing.assert_array_equal(ds["result"], [0, 0, -1, -1, -1])
+        base = dl.models.get("diffusion")().with_points((8,))
+        run = dl.simulate(base.replace(D=0.2), 0.1, dt=float(ds.attrs["dt"]), n_save=2)
+        np.testing.assert_allclose(ds["u"][1], run["u"][-1], atol=1e-12)
+        assert np.isnan(ds["u"][2:]).all()
+    assert not dl.open(out).sweeps["sweep0"].complete
+    assert main(["open", str(out)]) == 0
+    line = next(text for text in capsys.readouterr().out.splitlines()
+                if text.strip().startswith("sweep0"))
+    assert "5 points, 0 failed, 3 not run" in line and line.endswith("(incomplete)")
+
+
+def test_open_tells_a_field_sweep_s_points(swept, capsys):
+    """``difflab open`` failed on every field sweep (KeyError: 'chunks_done')."""
+    assert main(["open", str(swept)]) == 0
+    line = next(text for text in capsys.readouterr().out.splitlines()
+                if text.strip().startswith("sweep0"))
+    assert "3 points, 0 failed" in line and "fields u, v on x 0..1" in line
+    assert "incomplete" not in line
+
+
 @pytest.mark.parametrize("argv, message", [
     (["lorenz", "--param", "rho=1:2:2"], "--param sweeps a field model; lorenz is not one"),
     (["diffusion", "--param", "D=0.1:0.2"], "--param expects NAME=START:STOP:N"),

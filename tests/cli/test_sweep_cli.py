@@ -328,3 +328,10 @@ def test_the_summary_says_why_a_period_has_no_value(tmp_path, capsys):
     assert main(["sweep", "--resume", "--out", str(out), "--json"]) == 0
     notes = json.loads(capsys.readouterr().out.strip().splitlines()[-1])["notes"]
     assert notes["x_period"].startswith("4 points: not periodic")
+
+
+def test_a_slow_sweep_s_rate_shows_its_figures_not_zero():
+    """A field sweep of 128x128 points at 0.08 points a second showed "0 pts/s"."""
+    from difflab.cli.sweep_command import _rate
+
+    assert _rate(0.0813) == "0.081 pts/s" and _rate(1234.4) == "1,234 pts/s"

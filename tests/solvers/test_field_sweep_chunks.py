@@ -54,11 +54,38 @@ def test_chunks_sharded_over_devices_equal_one_program(square, space, whole):
     np.testing.assert_array_equal(chunked.result, whole.result)
 
 
+def test_ctrl_c_keeps_the_points_of_the_chunks_done(square, space, whole):
+    """Ctrl-C lost every point a sweep had done; the sweep now stops with the chunks done
+    in ``partial``, the points after them marked not run."""
+
+    def stop_after_two(chunk):
+        if chunk.stop >= 2:
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt) as caught:
+        dl.sweep(square, space, T1, dt=0.05, n_save=2, devices=1, chunk_size=2,
+                 observables=["max(u)", "norm(u)"], progress=stop_after_two)
+    assert isinstance(caught.value, dl.solvers.FieldSweepInterrupted)
+    partial = caught.value.partial
+    assert "after 2 of 5 points" in str(caught.value) and not partial.complete and whole.complete
+    np.testing.assert_array_equal(partial.result, [0, 0, -1, -1, -1])
+    np.testing.assert_array_equal(partial.final["u"][:2], whole.final["u"][:2])
+    np.testing.assert_array_equal(partial["max_u"][:2], whole["max_u"][:2])
+    assert np.isnan(partial.final["u"][2:]).all() and np.isnan(partial["norm_u"][2:]).all()
+
+
+@pytest.mark.skipif(jax.devices()[0].platform != "cpu", reason="a CPU's rule")
+def test_a_cpu_sweep_of_many_points_runs_in_chunks_that_show_its_progress(square):
+    assert chunk_points(square, 11, 64, 1) == 8
+    assert chunk_points(square, 11, 64, 4) == 8  # whole rows per device
+    assert chunk_points(square, 11, 3, 1) == 1
+
+
 def test_points_per_chunk_follow_the_memory_a_point_needs(square):
     point = 8 * 64 * (11 + 24)  # a point's frames and working copies, in bytes
     assert chunk_points(square, 11, 1000, 1, memory_budget=10 * point) == 10
     assert chunk_points(square, 11, 1000, 4, chunk_size=5) == 8  # whole rows per device
-    assert chunk_points(square, 11, 3, 2) == 4  # no more than the sweep, padded
+    assert chunk_points(square, 11, 3, 2, chunk_size=8) == 4  # no more than the sweep, padded
 
 
 def test_a_sweep_too_big_for_one_program_runs_in_chunks(square):

@@ -353,7 +353,7 @@ class SweepJob:
         if not todo:
             return
         program, base = self.program()
-        worker = _Worker()
+        worker = Worker()
 
         def start(j):
             points = self._put(j)
@@ -413,7 +413,7 @@ class SweepJob:
         return h.hexdigest()
 
 
-class _Worker:
+class Worker:
     """A thread that runs one task at a time; waiting for a result lets signals (Ctrl-C)
     through, and an abandoned task finishes unseen. The thread ends after :meth:`close`
     once its task is done, and the interpreter's exit waits for it (see ``difflab._threads``)."""
