@@ -189,6 +189,12 @@ def _split_fields(model, params) -> tuple[list | None, tuple[str, ...]]:
                          f"{type(model).__name__}")
     if not params:
         raise ValueError("params is empty: name at least one parameter or field to fit")
+    specs = model.parameter_specs()
+    unknown = [n for n in params if n not in specs and n not in fields]
+    if unknown:
+        raise ValueError(f"{type(model).__name__} has no parameter or field {unknown[0]!r}; "
+                         f"its parameters are {', '.join(specs) or 'none'}, its fields "
+                         f"{', '.join(model.field_names)} (fitted as initial values)")
     return [n for n in params if n not in fields], fields
 
 

@@ -100,6 +100,10 @@ def test_field_data_that_cannot_be_fitted_are_refused(line):
         dl.fit(model, {"t": [0.5, 1.0], "u": np.zeros((2, 8))}, ["D"], y0=y0)
     with pytest.raises(ValueError, match="field fit steps with"):
         dl.fit(model, {"t": [0.5, 1.0], "u": u}, ["D"], y0=y0, solver="tsit5")
+    # it said "its parameters are D and arrays grid": a grid is not fitted
+    with pytest.raises(ValueError, match=r"no parameter or field 'Q'; its parameters are D, "
+                       r"its fields u \(fitted as initial values\)$"):
+        dl.fit(model, {"t": [0.5, 1.0], "u": u}, ["Q"], y0=y0)
 
 
 def test_the_field_fit_gradient_lowers_for_gpus_and_tpus(line):

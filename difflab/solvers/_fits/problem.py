@@ -213,10 +213,12 @@ def split_params(model, params) -> tuple[tuple[str, ...], tuple[str, ...]]:
         elif name in fields and _has_inexact(getattr(model, name)):
             arrays.append(name)
         else:
+            arrays_there = [a for a in fields
+                            if a not in specs and _has_inexact(getattr(model, a))]
             raise ValueError(f"{type(model).__name__} has no parameter {name!r}; its "
                              f"parameters are {', '.join(specs) or 'none'}"
-                             + (f" and arrays {', '.join(a for a in fields if a not in specs)}"
-                                if len(fields) > len(specs) else ""))
+                             + (f" and arrays {', '.join(arrays_there)}"
+                                if arrays_there else ""))
     if len(set(params)) != len(params):
         raise ValueError(f"params name a parameter twice: {list(params)}")
     if not scalars and not arrays:
@@ -269,7 +271,8 @@ def _explicit_starts(names, scales, model, starts) -> np.ndarray:
     for i in range(n):
         row = []
         for name, scale in zip(names, scales):
-            p = float(np.atleast_1d(starts[name])[i]) if name in starts else float(getattr(model, name))
+            p = (float(np.atleast_1d(starts[name])[i]) if name in starts
+                 else float(getattr(model, name)))
             make_scale(name, p, _bounds_of(scale), scale.log)  # validates the value
             row.append(scale.unconstrained(scale.inside(p)))
         rows.append(row)
