@@ -8,6 +8,7 @@ import math
 import re
 import sys
 import time
+from pathlib import Path
 
 import numpy as np
 
@@ -66,9 +67,9 @@ class _Bar:
     """The sweep's progress bar, shown from the first chunk's end: a value refused before
     the sweep runs is then the only line on stderr."""
 
-    def __init__(self, meter, total: int):
+    def __init__(self, meter, total: int, done: int = 0):
         self.meter, self.shown = meter, False
-        meter.begin(total, 0)  # the clock of points/s starts now
+        meter.begin(total, done)  # the clock of points/s starts now
 
     def __enter__(self):
         return self
@@ -85,21 +86,29 @@ class _Bar:
 
 
 def sweep_field_model(args, meter_class) -> int:
-    """Run the sweep, save it to ``--out``, print one line of summary (or JSON)."""
+    """Run the sweep (the points an interrupted run of the same command left, where
+    ``--out`` holds one), save it to ``--out``, print one line of summary (or JSON)."""
     model = _model(args)
     space = dl.grid(dict(map(_values, args.param)))
     observables = _observables(args.observable, model)
+    name, earlier = _unfinished(args, model, space, observables)
+    todo = np.arange(len(space)) if earlier is None else np.flatnonzero(earlier.result < 0)
+    dt = args.dt if earlier is None else earlier.settings["dt"]
     start = time.perf_counter()
     try:
-        with dl.io.writing(args.out), _Bar(meter_class(args.quiet), len(space)) as bar:
-            res = dl.sweep(model, space, args.t1, dt=args.dt, observables=observables,
+        with dl.io.writing(args.out), _Bar(meter_class(args.quiet), len(space),
+                                           len(space) - len(todo)) as bar:
+            res = dl.sweep(model, _rows(space, todo), args.t1, dt=dt, observables=observables,
                            chunk_size=args.chunk_size, devices=args.devices, progress=bar)
     except dl.solvers.FieldSweepInterrupted as stopped:
-        return _save_interrupted(args, stopped)
+        partial = _merged(space, todo, earlier, stopped.partial)
+        return _save_interrupted(args, name, partial, replace=earlier is not None)
     except (ValueError, TypeError, dl.io.SessionFileError) as error:
         raise UsageError(one_line(error)) from None
+    res = _merged(space, todo, earlier, res)
     try:
-        name = dl.io.save(args.out, res, name=args.name, overwrite=args.overwrite)
+        name = dl.io.save(args.out, res, name=name,
+                          overwrite=args.overwrite or earlier is not None)
     except (ValueError, dl.io.SessionFileError) as error:
         raise UsageError(one_line(error)) from None
     stats = {"name": name, "out": args.out, "points": len(res),
@@ -112,10 +121,67 @@ def sweep_field_model(args, meter_class) -> int:
     return 0
 
 
-def _save_interrupted(args, stopped) -> int:
-    """Save the points an interrupted sweep did (the others marked not run, -1)."""
-    partial = stopped.partial
-    name = dl.io.save(args.out, partial, name=args.name, overwrite=args.overwrite)
-    print(f"difflab: {stopped}; they are saved in {args.out} (/sweeps/{name}), the others "
-          f"marked not run (result -1)", file=sys.stderr)
+def _unfinished(args, model, space, observables) -> tuple:
+    """``(name, sweep)``: the incomplete field sweep in ``--out`` that this command
+    started (its model, grid, points, t1 and observables; ``--name`` if given), to
+    finish; ``(--name, None)`` where there is none."""
+    if args.overwrite or not Path(args.out).is_file():
+        return args.name, None
+    try:
+        sweeps = dl.open(args.out).sweeps
+        names = sweeps.names() if args.name is None else [args.name] * (args.name in
+                                                                         sweeps.names())
+        for name in reversed(names):
+            res = sweeps[name]
+            if _same_sweep(res, model, space, observables, args):
+                return name, res
+    except dl.io.SessionFileError:
+        pass  # not a session DiffLab can read: saving to it says why
+    return args.name, None
+
+
+def _same_sweep(res, model, space, observables, args) -> bool:
+    if not isinstance(res, dl.solvers.FieldSweepResult) or res.complete or res.model is None:
+        return False
+    ours, theirs = model.parameters(), res.model.parameters()
+    return (type(res.model) is type(model) and res.model.grid == model.grid
+            and all(np.array_equal(ours[k], theirs[k]) for k in ours if k not in space.names)
+            and res.space.names == space.names and res.space.shape == space.shape
+            and all(np.array_equal(res.space[c], space[c]) for c in space.names)
+            and res.settings.get("t1") == args.t1 and res.specs == observables
+            and (args.dt is None or res.settings.get("dt") == args.dt))
+
+
+def _rows(space, rows: np.ndarray):
+    """The points ``rows`` of ``space`` (all of them: the space itself)."""
+    if len(rows) == len(space):
+        return space
+    return dl.solvers.Space({c: space[c][rows] for c in space.names}, (len(rows),))
+
+
+def _merged(space, rows, earlier, res):
+    """``res``, a sweep of the points ``rows`` of ``space``, laid over ``earlier`` (an
+    interrupted sweep of all of them), or ``res`` itself where there was none."""
+    if earlier is None:
+        return res
+    observables = {k: v.copy() for k, v in earlier.observables.items()}
+    final = {k: v.copy() for k, v in earlier.final.items()}
+    result = earlier.result.copy()
+    for name, values in res.observables.items():
+        observables[name][rows] = values
+    for name, values in res.final.items():
+        final[name][rows] = values
+    result[rows] = res.result
+    return dl.solvers.FieldSweepResult(space, observables, final, result, res.model,
+                                       earlier.settings, earlier.specs)
+
+
+def _save_interrupted(args, name, partial, replace: bool) -> int:
+    """Save the points an interrupted sweep did (the others marked not run, -1), over the
+    sweep it went on with if ``replace``."""
+    name = dl.io.save(args.out, partial, name=name, overwrite=args.overwrite or replace)
+    done = int((partial.result >= 0).sum())
+    print(f"difflab: interrupted after {done} of {len(partial)} points; they are saved in "
+          f"{args.out} (/sweeps/{name}), the others marked not run (result -1): run the same "
+          f"command again to finish it", file=sys.stderr)
     return EXIT_INTERRUPTED

@@ -70,6 +70,35 @@ def test_ctrl_c_saves_the_points_done_marked_incomplete(tmp_path, capsys, monkey
     assert "5 points, 0 failed, 3 not run" in line and line.endswith("(incomplete)")
 
 
+def test_the_same_command_again_finishes_an_interrupted_sweep(tmp_path, capsys, monkeypatch):
+    """As the help says of every sweep: the points left are run, the sweep is complete and
+    equal to one never interrupted."""
+    from difflab.cli import field_sweep_command
+
+    shown = field_sweep_command._Bar.__call__
+
+    def interrupted_after_one(bar, chunk):
+        shown(bar, chunk)
+        raise KeyboardInterrupt
+
+    argv = ["sweep", "diffusion", "--grid", "8", "--param", "D=0.1:0.5:5", "--t1", "0.1",
+            "--chunk-size", "2", "--devices", "1", "--out"]
+    out, whole = tmp_path / "d.h5", tmp_path / "whole.h5"
+    with monkeypatch.context() as patch:
+        patch.setattr(field_sweep_command._Bar, "__call__", interrupted_after_one)
+        assert main([*argv, str(out)]) == 130
+    assert "run the same command again to finish it" in capsys.readouterr().err
+    assert main([*argv, str(out)]) == 0 and main([*argv, str(whole)]) == 0
+    assert "5/5" in capsys.readouterr().err
+    session = dl.open(out)
+    assert session.sweeps.names() == ["sweep0"] and session.sweeps[0].complete
+    with xr.open_dataset(out, group="sweeps/sweep0", engine="h5netcdf") as ds, \
+            xr.open_dataset(whole, group="sweeps/sweep0", engine="h5netcdf") as ref:
+        np.testing.assert_array_equal(ds["result"], [0] * 5)
+        np.testing.assert_array_equal(ds["u"], ref["u"])
+        np.testing.assert_array_equal(ds["mean_u"], ref["mean_u"])
+
+
 def test_open_tells_a_field_sweep_s_points(swept, capsys):
     """``difflab open`` failed on every field sweep (KeyError: 'chunks_done')."""
     assert main(["open", str(swept)]) == 0
