@@ -144,8 +144,10 @@ def check_stable(name: str, model: AbstractFieldModel, dt: float) -> None:
     other = ("etdrk4" if model.linear_part() is not None
              else "imex2" if model.has_linear_operator() else "sdirk2")
     if limit == 0.0:
+        rk4 = stable_step("rk4", model)  # its region holds a stretch of the imaginary axis
+        explicit = f"rk4 with dt <= {0.9 * rk4:.3g}, or " if 0 < rk4 < float("inf") else ""
         raise ValueError(f"{name} amplifies the oscillating modes of {type(model).__name__} "
-                         f"at any step: use {other}")
+                         f"at any step: use {explicit}{other}")
     raise ValueError(f"dt = {dt:.4g} is unstable for {name} {where}: its fastest mode "
                      f"needs dt <= {limit:.4g}; use dt = {0.9 * limit:.3g} or solver="
                      f"'{other}'")

@@ -1,5 +1,7 @@
 """The registered field models against closed forms and what their equations conserve."""
 
+import re
+
 import jax.numpy as jnp
 import numpy as np
 import pytest
@@ -88,8 +90,17 @@ def test_the_wave_keeps_its_energy(square_wave):
 def test_the_wave_refuses_what_cannot_advance_it(square_wave):
     with pytest.raises(ValueError, match="etdrk4 needs a linear part diagonal"):
         dl.simulate(square_wave, 1.0, solver="etdrk4")
-    with pytest.raises(ValueError, match="euler amplifies the oscillating modes"):
+    with pytest.raises(ValueError, match="euler amplifies the oscillating modes") as caught:
         dl.simulate(square_wave, 1.0, solver="euler", dt=1e-4)
+    # the refusal names an explicit step that keeps them: rk4 runs there, its energy does
+    # not grow (near its limit rk4 damps the fastest modes)
+    dt = float(re.search(r"use rk4 with dt <= ([0-9.e+-]+), or sdirk2", str(caught.value))[1])
+    traj = dl.simulate(square_wave, 200 * dt, solver="rk4", dt=dt, n_save=2)
+    energy = [float(square_wave.energy({"u": u, "v": v}))
+              for u, v in zip(traj["u"], traj["v"], strict=True)]
+    assert 0 < energy[1] <= energy[0]
+    with pytest.raises(ValueError, match="is unstable for rk4"):
+        dl.simulate(square_wave, 1.0, solver="rk4", dt=1.2 * dt / 0.9)
 
 
 def test_with_points_keeps_the_extent_and_a_model_refuses_other_dimensions():
