@@ -7,14 +7,16 @@
     du/dt = D*laplace(u)
 
 Each right-hand side is split into its additive terms. A term that is a constant (numbers
-and parameters) times ``laplace(u)`` or times ``u`` itself, ``u`` being the field the
-equation advances, is linear: on a fully periodic grid these terms make the Fourier
-multiplier of ``linear_part`` (so ``etdrk4`` takes them exactly), and every other term is
-the nonlinear part. On a grid with walls the operators are finite differences of order 2
-that meet the walls' conditions and there is no Fourier linear part: the same linear terms,
-with the same finite differences, are ``linear_operator`` (which ``imex2`` takes
-implicitly) and every other term is ``nonlinear_part``. A coefficient that depends on
-``t``, the coordinates or a field keeps its term out of the linear ones.
+and parameters) times ``u`` itself or an operator of it, ``u`` being the field the
+equation advances, is linear. On a fully periodic grid the operator may be any nesting of
+``laplace`` and the derivatives ``d_dx``, ... (``laplace(laplace(u))``, ``d_dx(u)``):
+these terms make the Fourier multiplier of ``linear_part`` (so ``etdrk4`` takes them
+exactly), and every other term is the nonlinear part. On a grid with walls the operators
+are finite differences of order 2 that meet the walls' conditions and there is no Fourier
+linear part: the terms in ``u`` and ``laplace(u)``, with the same finite differences, are
+``linear_operator`` (which ``imex2`` takes implicitly) and every other term is
+``nonlinear_part``. A coefficient that depends on ``t``, the coordinates or a field keeps
+its term out of the linear ones.
 """
 
 import ast
@@ -33,10 +35,12 @@ from . import operators as fd
 from .grid import Grid
 from .model import AbstractFieldModel
 from .spectral import (
+    _nyquist_free,
     fourier_shape,
     laplace_multiplier,
     spectral_derivative,
     spectral_laplace,
+    wavenumbers,
 )
 
 
@@ -56,13 +60,18 @@ def additive_terms(node) -> list:
 
 
 def _factors(node) -> list:
-    """``(factor, power)`` for each factor of the product ``a * b / c`` (power 1 or -1)."""
+    """``(factor, power)`` for each factor of the product ``a * b / c`` (power 1 or -1); a
+    negated factor (``-a * b``) gives a factor ``-1`` and ``a``."""
     stack, factors = [(node, 1)], []
     while stack:
         node, power = stack.pop()
         if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult | ast.Div):
             stack.append((node.right, power if isinstance(node.op, ast.Mult) else -power))
             stack.append((node.left, power))
+        elif isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub | ast.UAdd):
+            stack.append((node.operand, power))
+            if isinstance(node.op, ast.USub):
+                factors.append((ast.Constant(-1.0), 1))
         else:
             factors.append((node, power))
     return factors
@@ -76,22 +85,24 @@ def _is_constant(node, names) -> bool:
         n.id in names for n in nodes if isinstance(n, ast.Name) and id(n) not in called)
 
 
-def _field_kind(node, state) -> str | None:
-    """``"laplace"`` for ``laplace(state)``, ``"identity"`` for ``state``, else None."""
-    if isinstance(node, ast.Name) and node.id == state:
-        return "identity"
-    if (isinstance(node, ast.Call) and node.func.id == "laplace"
-            and isinstance(node.args[0], ast.Name) and node.args[0].id == state):
-        return "laplace"
-    return None
+def _field_kind(node, state, operators) -> tuple[str, ...] | None:
+    """The names of the ``operators`` applied to ``state``, outermost first (``()`` for
+    ``state`` itself), where ``node`` is such a nesting; else None."""
+    kind = []
+    while (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+           and node.func.id in operators and len(node.args) == 1):
+        kind.append(node.func.id)
+        node = node.args[0]
+    return tuple(kind) if isinstance(node, ast.Name) and node.id == state else None
 
 
-def linear_term(node, state: str, names) -> tuple | None:
+def linear_term(node, state: str, names, operators=("laplace",)) -> tuple | None:
     """``(kind, [(factor, power), ...])`` where ``node`` is a product of constants (over
-    ``names``) and one ``laplace(state)`` or ``state``; None for any other term."""
+    ``names``) and one nesting of ``operators`` applied to ``state`` (its ``kind``, the
+    operators outermost first), or ``state``; None for any other term."""
     kind, coefficient = None, []
     for factor, power in _factors(node):
-        this = _field_kind(factor, state)
+        this = _field_kind(factor, state, operators)
         if this is not None and power == 1 and kind is None:
             kind = this
         elif _is_constant(factor, names):
@@ -108,12 +119,16 @@ def _coefficient(factors, env):
     return value
 
 
-def split_equation(node, state: str, names) -> tuple[list, list]:
+def split_equation(node, state: str, names, operators=("laplace",),
+                   nesting: int | None = None) -> tuple[list, list]:
     """The linear terms ``(sign, kind, factors)`` and the other terms ``(sign, function)``
-    of the right-hand side ``node`` of ``d state/dt``."""
+    of the right-hand side ``node`` of ``d state/dt`` (linear: of at most ``nesting``
+    of the ``operators``; ``None``: any)."""
     linear, other = [], []
     for sign, term in additive_terms(node):
-        found = linear_term(term, state, names)
+        found = linear_term(term, state, names, operators)
+        if found is not None and nesting is not None and len(found[0]) > nesting:
+            found = None
         if found is None:
             other.append((sign, compile_expression(term)))
         else:
@@ -128,23 +143,42 @@ def _periodic(grid) -> bool:
 def grid_operators(grid, t) -> dict:
     """The operators by name: spectral on a fully periodic grid, else finite differences
     of order 2 that read the walls' values at time ``t``."""
-    if _periodic(grid):
-        ops = {"laplace": lambda u: spectral_laplace(u, grid)}
-        derivative = (lambda axis: lambda u: spectral_derivative(u, grid, axis))
-    else:
-        ops = {"laplace": lambda u: fd.laplace(u, grid, t=t)}
-        derivative = (lambda axis: lambda u: fd.derivative(u, grid, axis, t=t))
+    periodic = _periodic(grid)
+
+    def laplace(u):
+        return spectral_laplace(u, grid) if periodic else fd.laplace(u, grid, t=t)
+
+    def derivative(axis):
+        if periodic:
+            return lambda u: spectral_derivative(u, grid, axis)
+        return lambda u: fd.derivative(u, grid, axis, t=t)
+
+    ops = {"laplace": laplace}
     ops.update({f"d_d{name}": derivative(axis) for axis, name in enumerate(grid.axis_names)})
     return ops
 
 
-def _linear_sum(terms, env, u, laplace):
+def _linear_sum(terms, env, u, operators):
     """The sum of the linear terms ``(sign, kind, factors)`` applied to the field ``u``."""
     total = jnp.zeros_like(u)
     for sign, kind, factors in terms:
-        term = _coefficient(factors, env) * (laplace(u) if kind == "laplace" else u)
+        term = u
+        for name in reversed(kind):
+            term = operators[name](term)
+        term = _coefficient(factors, env) * term
         total = total + term if sign > 0 else total - term
     return total
+
+
+def fourier_multipliers(grid) -> dict:
+    """Each operator a periodic grid's equations may nest, as its Fourier multiplier in
+    ``rfftn``'s layout: ``-|k|^2``, and ``i k`` along each axis without its Nyquist mode
+    (as ``spectral_derivative`` takes it)."""
+    out = {"laplace": jnp.asarray(laplace_multiplier(grid))}
+    for axis, (name, k) in enumerate(zip(grid.axis_names, wavenumbers(grid), strict=True)):
+        out[f"d_d{name}"] = 1j * jnp.asarray(_nyquist_free(k.ravel(), grid.points[axis])
+                                              .reshape(k.shape))
+    return out
 
 
 def _at_rest(side):
@@ -189,7 +223,11 @@ def _methods(parsed):
     states, params = tuple(parsed.rates), tuple(parsed.params)
     names = {*params, *CONSTANTS}
     aux = [(name, compile_expression(loc.node)) for name, (loc, _) in parsed.aux.items()]
-    split = {s: split_equation(loc.node, s, names) for s, (loc, _) in parsed.rates.items()}
+    periodic = _periodic(parsed.grid)  # with walls: u and laplace(u) alone, as before
+    operators = ("laplace", *(f"d_d{a}" for a in parsed.grid.axis_names)) if periodic \
+        else ("laplace",)
+    split = {s: split_equation(loc.node, s, names, operators, nesting=None if periodic else 1)
+             for s, (loc, _) in parsed.rates.items()}
     whole = {s: [(1, compile_expression(loc.node))] for s, (loc, _) in parsed.rates.items()}
     inits = {s: compile_expression(parsed.init[s][0].node) for s in states}
 
@@ -204,13 +242,15 @@ def _methods(parsed):
             env[name] = value(env)
         return env
 
-    def symbol(self, laplacian, shape):
-        """The linear terms of each field, where the Laplacian is ``laplacian``."""
+    def symbol(self, multipliers, shape):
+        """The linear terms of each field, where each operator is its multiplier."""
         env, part = constants(self), {}
         for state in states:
             total = jnp.zeros(shape)
             for sign, kind, factors in split[state][0]:
-                term = _coefficient(factors, env) * (laplacian if kind == "laplace" else 1.0)
+                term = _coefficient(factors, env)
+                for name in kind:
+                    term = term * multipliers[name]
                 total = total + term if sign > 0 else total - term
             part[state] = total
         return part
@@ -218,14 +258,13 @@ def _methods(parsed):
     def linear_part(self):
         if not _periodic(self.grid):
             return None
-        laplacian = jnp.asarray(laplace_multiplier(self.grid))
-        return symbol(self, laplacian, fourier_shape(self.grid))
+        return symbol(self, fourier_multipliers(self.grid), fourier_shape(self.grid))
 
     def linear_operator(self, t, fields):
         if _periodic(self.grid):  # the Fourier multiplier of linear_part
             return AbstractFieldModel.linear_operator(self, t, fields)
-        env, laplace = constants(self), grid_operators(self.grid, t)["laplace"]
-        return {s: _linear_sum(split[s][0], env, fields[s], laplace) for s in states}
+        env, ops = constants(self), grid_operators(self.grid, t)
+        return {s: _linear_sum(split[s][0], env, fields[s], ops) for s in states}
 
     def linear_operator_is_multiplier(self):
         return _periodic(self.grid)
@@ -234,7 +273,7 @@ def _methods(parsed):
         if _periodic(self.grid):
             return AbstractFieldModel.linear_eigenvalues(self)
         laplacian = difference_laplace_eigenvalues(self.grid)  # walls at rest
-        return list(symbol(self, laplacian, self.grid.shape).values())
+        return list(symbol(self, {"laplace": laplacian}, self.grid.shape).values())
 
     def nonlinear_part(self, t, fields):
         env = environment(self, t, fields)
