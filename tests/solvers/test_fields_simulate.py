@@ -315,4 +315,5 @@ def test_oscillating_modes_known_by_the_vector_field_alone_limit_the_step():
     with pytest.raises(ValueError, match=r"dt = 0.1 is unstable for rk4") as info:
         dl.simulate(wave, 1.0, solver="rk4", dt=0.1)
     found = float(re.search(r"dt <= ([0-9.e-]+);", str(info.value)).group(1))
-    assert FieldRK4.imaginary_reach / size / 1.06 < found <= FieldRK4.imaginary_reach / size
+    reach = FieldRK4.reach(np.pi / 2)  # 2 sqrt(2)
+    assert reach / size / 1.06 < found <= reach / size
