@@ -129,9 +129,8 @@ def _unfinished(args, model, space, observables) -> tuple:
         return args.name, None
     try:
         sweeps = dl.open(args.out).sweeps
-        names = sweeps.names() if args.name is None else [args.name] * (args.name in
-                                                                         sweeps.names())
-        for name in reversed(names):
+        names = [n for n in sweeps.names() if args.name in (None, n)]
+        for name in reversed(names):  # the latest first
             res = sweeps[name]
             if _same_sweep(res, model, space, observables, args):
                 return name, res

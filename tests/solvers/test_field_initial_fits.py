@@ -69,5 +69,6 @@ def test_a_fit_that_names_nothing_fittable_is_refused(setting):
     model, _, data = setting
     with pytest.raises(ValueError, match="params is empty"):
         dl.fit(model, data, [])
-    with pytest.raises(ValueError, match="no parameter 'w'"):
+    with pytest.raises(ValueError, match="no parameter or field 'w'; its parameters are D, its "
+                       "fields u"):
         dl.fit(model, data, ["w"])

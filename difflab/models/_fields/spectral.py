@@ -62,6 +62,13 @@ def _nyquist_free(k: np.ndarray, n: int) -> np.ndarray:
     return k
 
 
+def gradient_multipliers(grid) -> tuple[np.ndarray, ...]:
+    """``i k`` along each axis, broadcastable in ``rfftn``'s layout, without an even
+    axis's Nyquist mode (as :func:`spectral_derivative` takes it)."""
+    return tuple(1j * _nyquist_free(k.ravel(), n).reshape(k.shape)
+                 for k, n in zip(wavenumbers(grid), grid.points, strict=True))
+
+
 def derivative_multiplier(grid, axis: int, order: int = 1) -> np.ndarray:
     """``(i k)^order`` along ``axis`` in ``rfft``'s layout of that axis (1-D); odd orders
     drop the Nyquist mode."""

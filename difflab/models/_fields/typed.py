@@ -35,12 +35,11 @@ from . import operators as fd
 from .grid import Grid
 from .model import AbstractFieldModel
 from .spectral import (
-    _nyquist_free,
     fourier_shape,
+    gradient_multipliers,
     laplace_multiplier,
     spectral_derivative,
     spectral_laplace,
-    wavenumbers,
 )
 
 
@@ -175,9 +174,8 @@ def fourier_multipliers(grid) -> dict:
     ``rfftn``'s layout: ``-|k|^2``, and ``i k`` along each axis without its Nyquist mode
     (as ``spectral_derivative`` takes it)."""
     out = {"laplace": jnp.asarray(laplace_multiplier(grid))}
-    for axis, (name, k) in enumerate(zip(grid.axis_names, wavenumbers(grid), strict=True)):
-        out[f"d_d{name}"] = 1j * jnp.asarray(_nyquist_free(k.ravel(), grid.points[axis])
-                                              .reshape(k.shape))
+    out.update({f"d_d{name}": jnp.asarray(m)
+                for name, m in zip(grid.axis_names, gradient_multipliers(grid), strict=True)})
     return out
 
 
