@@ -6,6 +6,7 @@ grid's axes: ``docs/fields.md``)."""
 import json
 import math
 import re
+import signal
 import sys
 import time
 from pathlib import Path
@@ -177,8 +178,12 @@ def _merged(space, rows, earlier, res):
 
 def _save_interrupted(args, name, partial, replace: bool) -> int:
     """Save the points an interrupted sweep did (the others marked not run, -1), over the
-    sweep it went on with if ``replace``."""
-    name = dl.io.save(args.out, partial, name=name, overwrite=args.overwrite or replace)
+    sweep it went on with if ``replace``; a second Ctrl-C waits for the save."""
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        name = dl.io.save(args.out, partial, name=name, overwrite=args.overwrite or replace)
+    finally:
+        signal.signal(signal.SIGINT, previous)
     done = int((partial.result >= 0).sum())
     print(f"difflab: interrupted after {done} of {len(partial)} points; they are saved in "
           f"{args.out} (/sweeps/{name}), the others marked not run (result -1): run the same "

@@ -70,6 +70,32 @@ def test_ctrl_c_saves_the_points_done_marked_incomplete(tmp_path, capsys, monkey
     assert "5 points, 0 failed, 3 not run" in line and line.endswith("(incomplete)")
 
 
+def test_a_second_ctrl_c_waits_for_the_points_to_be_saved(tmp_path, capsys, monkeypatch):
+    """Ctrl-C again while the points done were being saved lost them."""
+    import os
+    import signal
+
+    from difflab.cli import field_sweep_command
+
+    shown, save = field_sweep_command._Bar.__call__, dl.io.save
+
+    def interrupted_after_one(bar, chunk):
+        shown(bar, chunk)
+        raise KeyboardInterrupt
+
+    def pressed_again(*args, **kwargs):
+        os.kill(os.getpid(), signal.SIGINT)
+        return save(*args, **kwargs)
+
+    monkeypatch.setattr(field_sweep_command._Bar, "__call__", interrupted_after_one)
+    monkeypatch.setattr(dl.io, "save", pressed_again)
+    out = tmp_path / "d.h5"
+    assert main(["sweep", "diffusion", "--grid", "8", "--param", "D=0.1:0.5:5", "--t1", "0.1",
+                 "--chunk-size", "2", "--devices", "1", "--out", str(out)]) == 130
+    assert "they are saved in" in capsys.readouterr().err
+    np.testing.assert_array_equal(dl.open(out).sweeps[0].result, [0, 0, -1, -1, -1])
+
+
 def test_the_same_command_again_finishes_an_interrupted_sweep(tmp_path, capsys, monkeypatch):
     """As the help says of every sweep: the points left are run, the sweep is complete and
     equal to one never interrupted."""
