@@ -18,9 +18,7 @@ def is_field_model(model) -> bool:
 
 def describe_fields(model) -> str:
     """``"u, v on a 128x128 grid"`` (``"u on a 50-point grid"`` on a line)."""
-    shape = model.grid.shape
-    points = f"{shape[0]}-point" if len(shape) == 1 else "x".join(map(str, shape))
-    return f"{', '.join(model.field_names)} on a {points} grid"
+    return f"{', '.join(model.field_names)} on a {model.grid.size_text} grid"
 
 
 def _on_grid(model, args):

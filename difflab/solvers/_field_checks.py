@@ -31,11 +31,6 @@ KRYLOV_STEPS = 20
 RITZ_MARGIN = 1.05
 
 
-def grid_text(grid: Grid) -> str:
-    """``"64x64"``: the points per axis (``"64-point"`` on a line)."""
-    return f"{grid.shape[0]}-point" if grid.ndim == 1 else "x".join(map(str, grid.shape))
-
-
 def check_memory_of(model: AbstractFieldModel, frames: int) -> None:
     """Refuse, before anything is made, a run whose frames and working copies would not fit
     (``frames`` kept on the device and copied to the host)."""
@@ -43,7 +38,7 @@ def check_memory_of(model: AbstractFieldModel, frames: int) -> None:
     need = 8.0 * cells * (2 * frames + WORKING_COPIES)
     if need <= MIN_MEMORY_LIMIT:
         return  # below any limit: the message is not worth composing on every run
-    check_memory(need, f"a field run on a {grid_text(model.grid)} grid with {frames} "
+    check_memory(need, f"a field run on a {model.grid.size_text} grid with {frames} "
                  f"frames of {len(model.field_names)} field(s)",
                  "use fewer points or frames", device_need=8.0 * cells * (frames + WORKING_COPIES))
 
@@ -140,7 +135,7 @@ def check_stable(name: str, model: AbstractFieldModel, dt: float) -> None:
     limit = stable_step(name, model)
     if dt <= limit:
         return
-    where = f"on this {grid_text(model.grid)} grid"
+    where = f"on this {model.grid.size_text} grid"
     other = ("etdrk4" if model.linear_part() is not None
              else "imex2" if model.has_linear_operator() else "sdirk2")
     if limit == 0.0:

@@ -74,6 +74,12 @@ class Grid(eqx.Module):
         return self.points
 
     @property
+    def size_text(self) -> str:
+        """``"64x64"``: the points per axis (``"64-point"`` on a line), as messages name
+        a grid."""
+        return f"{self.points[0]}-point" if self.ndim == 1 else "x".join(map(str, self.points))
+
+    @property
     def axis_names(self) -> tuple[str, ...]:
         """``("x",)``, ``("x", "y")`` or ``("x", "y", "z")``."""
         return AXIS_NAMES[: self.ndim]
